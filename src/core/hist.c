@@ -1,0 +1,102 @@
+/* Log-linear histogram; geometry in hist.h.
+ *
+ * For v >= HALF, let b be the index of v's top bit and shift = b - (SUB-1):
+ * the bucket is shift * HALF + (v >> shift), where v >> shift lies in
+ * [HALF, 2*HALF). For v < 2*HALF the shift is 0 and the index is v itself,
+ * so small values are exact; OR-ing HALF into v before clz folds the
+ * v < HALF case into the same formula without a branch. */
+#include "hist.h"
+
+#include <math.h>
+#include <string.h>
+
+#define SUB (LE_HIST_SUB_BITS - 1)
+
+void le_hist_init(struct le_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
+}
+
+unsigned le_hist_index(uint64_t v)
+{
+	unsigned b = 63u - (unsigned)__builtin_clzll(v | LE_HIST_HALF);
+	unsigned shift = b - SUB;
+
+	return shift * LE_HIST_HALF + (unsigned)(v >> shift);
+}
+
+uint64_t le_hist_bucket_low(unsigned idx)
+{
+	unsigned shift;
+
+	if (idx < LE_HIST_HALF)
+		return idx;
+	shift = idx / LE_HIST_HALF - 1;
+	return (uint64_t)(LE_HIST_HALF + idx % LE_HIST_HALF) << shift;
+}
+
+uint64_t le_hist_bucket_high(unsigned idx)
+{
+	if (idx < LE_HIST_HALF)
+		return idx;
+	return le_hist_bucket_low(idx) + ((uint64_t)1 << (idx / LE_HIST_HALF - 1)) - 1;
+}
+
+void le_hist_record(struct le_hist *h, uint64_t v)
+{
+	unsigned idx;
+
+	if (v >> LE_HIST_MAX_BITS) {
+		h->overflow++;
+		idx = LE_HIST_BUCKETS - 1;
+	} else {
+		idx = le_hist_index(v);
+	}
+	h->bucket[idx]++;
+	h->count++;
+	h->sum += (double)v;
+	h->min = v < h->min ? v : h->min;
+	h->max = v > h->max ? v : h->max;
+}
+
+void le_hist_merge(struct le_hist *dst, const struct le_hist *src)
+{
+	for (unsigned i = 0; i < LE_HIST_BUCKETS; i++)
+		dst->bucket[i] += src->bucket[i];
+	dst->count += src->count;
+	dst->overflow += src->overflow;
+	dst->sum += src->sum;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+}
+
+uint64_t le_hist_quantile(const struct le_hist *h, double q)
+{
+	uint64_t rank, seen = 0;
+	double r;
+
+	if (h->count == 0)
+		return 0;
+	if (!(q > 0.0)) /* q <= 0 or NaN */
+		return h->min;
+	if (q >= 1.0)
+		return h->max;
+	r = ceil(q * (double)h->count);
+	rank = r < 1.0 ? 1 : (uint64_t)r;
+	for (unsigned i = 0; i < LE_HIST_BUCKETS; i++) {
+		seen += h->bucket[i];
+		if (seen >= rank) {
+			uint64_t hi = le_hist_bucket_high(i);
+			return hi < h->max ? hi : h->max;
+		}
+	}
+	return h->max; /* not reached while count == sum of buckets */
+}
+
+double le_hist_mean(const struct le_hist *h)
+{
+	return h->count ? h->sum / (double)h->count : 0.0;
+}

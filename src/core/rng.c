@@ -1,0 +1,80 @@
+/* xoshiro256** streams keyed by (seed, direction, stream); see rng.h. */
+#include "rng.h"
+
+#include <math.h>
+
+/* splitmix64's output function: a bijection on 64 bits with good
+ * avalanche, used both to derive stream keys and to expand them. */
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	*x += 0x9e3779b97f4a7c15ULL;
+	return mix64(*x);
+}
+
+void le_rng_seed(struct le_rng *r, uint64_t seed, uint32_t direction, enum le_rng_stream stream)
+{
+	/* Two bijective rounds: for a fixed seed, distinct (direction, stream)
+	 * pairs give distinct keys, and vice versa; the key then starts a
+	 * splitmix64 sequence, as the xoshiro authors recommend. */
+	uint64_t key = mix64(seed);
+	key = mix64(key ^ (((uint64_t)direction << 32) | (uint32_t)stream));
+
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&key);
+	/* The all-zero state is xoshiro's only fixed point. */
+	if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0)
+		r->s[0] = 1;
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t le_rng_u64(struct le_rng *r)
+{
+	uint64_t *s = r->s;
+	const uint64_t result = rotl(s[1] * 5, 7) * 9;
+	const uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+struct le_prob le_prob_from_double(double p)
+{
+	struct le_prob r = { 0, 0 };
+	double t;
+
+	if (!(p > 0.0)) /* also NaN: never */
+		return r;
+	if (p >= 1.0) {
+		r.threshold = UINT64_MAX;
+		r.always = 1;
+		return r;
+	}
+	/* ldexp is exact (a power-of-two scale), so the only rounding is the
+	 * final round-to-integer. p < 1 bounds t by 2^64 - 2^11, which fits. */
+	t = round(ldexp(p, 64));
+	r.threshold = t >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)t;
+	return r;
+}
+
+double le_prob_to_double(struct le_prob p)
+{
+	if (p.always)
+		return 1.0;
+	return ldexp((double)p.threshold, -64);
+}

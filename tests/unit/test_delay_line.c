@@ -1,0 +1,90 @@
+/* The delay line: capacity, FIFO order, due-ness to the nanosecond. */
+#include "delay_line.h"
+#include "minitest.h"
+
+static struct le_frame frame(uintptr_t id, le_ns_t deadline)
+{
+	struct le_frame f = { (void *)id, 100, 0, deadline };
+	return f;
+}
+
+static void capacity(void)
+{
+	static const uint32_t req[][2] = { { 0, 1 }, { 1, 1 }, { 2, 2 }, { 3, 4 }, { 1000, 1024 },
+					   { 1024, 1024 }, { 1025, 2048 } };
+	struct le_delay_line d;
+
+	for (unsigned i = 0; i < sizeof(req) / sizeof(req[0]); i++) {
+		CHECK(le_delay_line_init(&d, req[i][0]) == 0);
+		CHECK_EQ_U64(d.capacity, req[i][1]);
+		CHECK_EQ_U64(d.mask, req[i][1] - 1);
+		le_delay_line_free(&d);
+	}
+	CHECK(le_delay_line_init(&d, (1u << 31) + 1) == -1);
+
+	/* Full at capacity, and the ring wraps correctly many times over. */
+	CHECK(le_delay_line_init(&d, 3) == 0);
+	struct le_frame out[8];
+	unsigned order_bad = 0, next_in = 0, next_out = 0;
+	for (int round = 0; round < 100; round++) {
+		while (le_delay_line_push(&d, &(struct le_frame){ (void *)(uintptr_t)next_in, 0, 0,
+								  next_in }) == 0)
+			next_in++;
+		CHECK_EQ_U64(d.count, 4);
+		unsigned n = le_delay_line_pop_due(&d, UINT64_MAX, out, 1 + round % 3);
+		for (unsigned k = 0; k < n; k++)
+			order_bad += (uintptr_t)out[k].handle != next_out++;
+	}
+	CHECK_EQ_U64(order_bad, 0);
+	CHECK(next_in > 150);
+	le_delay_line_free(&d);
+	CHECK(d.slot == NULL);
+}
+
+static void due(void)
+{
+	struct le_delay_line d;
+	struct le_frame out[8];
+
+	CHECK(le_delay_line_init(&d, 8) == 0);
+	CHECK_EQ_U64(le_delay_line_next_deadline(&d), UINT64_MAX);
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, UINT64_MAX, out, 8), 0);
+
+	struct le_frame a = frame(1, 100), b = frame(2, 100), c = frame(3, 200);
+	le_delay_line_push(&d, &a);
+	le_delay_line_push(&d, &b);
+	le_delay_line_push(&d, &c);
+	CHECK_EQ_U64(le_delay_line_next_deadline(&d), 100);
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, 99, out, 8), 0);  /* not 1 ns early */
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, 100, out, 1), 1); /* max respected */
+	CHECK_EQ_U64((uintptr_t)out[0].handle, 1);
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, 100, out, 8), 1);
+	CHECK_EQ_U64((uintptr_t)out[0].handle, 2);
+	CHECK_EQ_U64(le_delay_line_next_deadline(&d), 200);
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, 199, out, 8), 0);
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, 200, out, 8), 1);
+	CHECK_EQ_U64(out[0].deadline, 200);
+	CHECK_EQ_U64(d.count, 0);
+
+	/* FIFO: a later deadline at the head holds back an earlier one
+	 * behind it (the line is only for monotonic deadlines). */
+	struct le_frame late = frame(4, 500), early = frame(5, 300);
+	le_delay_line_push(&d, &late);
+	le_delay_line_push(&d, &early);
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, 400, out, 8), 0);
+
+	/* pop_any ignores deadlines, keeps order. */
+	CHECK_EQ_U64(le_delay_line_pop_any(&d, out, 1), 1);
+	CHECK_EQ_U64((uintptr_t)out[0].handle, 4);
+	CHECK_EQ_U64(le_delay_line_pop_any(&d, out, 8), 1);
+	CHECK_EQ_U64((uintptr_t)out[0].handle, 5);
+	CHECK_EQ_U64(le_delay_line_pop_any(&d, out, 8), 0);
+	le_delay_line_free(&d);
+}
+
+int main(void)
+{
+	capacity();
+	due();
+	return mt_summary();
+}

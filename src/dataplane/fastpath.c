@@ -1,0 +1,188 @@
+#include "fastpath.h"
+
+#include <rte_ethdev.h>
+
+#include "frame_meta.h"
+
+const char *dp_task_kind_name(enum dp_task_kind k)
+{
+	switch (k) {
+	case DP_TASK_RUN_TO_COMPLETION: return "rtc";
+	case DP_TASK_RX: return "rx";
+	case DP_TASK_WORKER: return "worker";
+	case DP_TASK_TX: return "tx";
+	}
+	return "?";
+}
+
+static inline struct frame_meta *meta_of(const struct dp_task *t, struct rte_mbuf *m)
+{
+	return frame_meta(m, t->ctx->meta_offset);
+}
+
+/* Counts received frames and keeps the usable ones at the front of pkts. */
+static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, unsigned n)
+{
+	unsigned kept = 0;
+	t->ctr.rx += n;
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		t->ctr.rx_bytes += m->pkt_len;
+		if (unlikely(m->pkt_len < DP_MIN_FRAME)) {
+			t->ctr.drop[LE_DROP_MALFORMED]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		pkts[kept++] = m;
+	}
+	return kept;
+}
+
+/* Offers frames to the link; the link counts its own drops, we free them. */
+static void offer_to_link(struct dp_task *t, struct rte_mbuf **pkts, unsigned n, int use_meta_arrival,
+			  le_ns_t now)
+{
+	struct le_link *link = &t->dir->link;
+	for (unsigned i = 0; i < n; i++) {
+		enum le_drop_cause cause;
+		le_ns_t arrival = use_meta_arrival ? meta_of(t, pkts[i])->arrival : now;
+		if (le_link_enqueue(link, pkts[i], pkts[i]->pkt_len, arrival, &cause))
+			rte_pktmbuf_free(pkts[i]);
+	}
+}
+
+static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, le_ns_t deadline)
+{
+	p->m[i] = m;
+	p->len[i] = m->pkt_len;
+	p->deadline[i] = deadline;
+}
+
+/* Moves due frames from the link into the (empty) pending buffer. */
+static void take_due(struct dp_task *t)
+{
+	struct le_frame frames[DP_BURST_MAX];
+	le_ns_t now = tsc_clock_now(t->ctx->clock);
+	unsigned k = le_link_dequeue(&t->dir->link, now, frames, t->ctx->burst);
+	for (unsigned i = 0; i < k; i++) {
+		struct rte_mbuf *m = frames[i].handle;
+		/* the TX lcore of the pipeline reads it from here */
+		meta_of(t, m)->deadline = frames[i].deadline;
+		pending_set(&t->pending, i, m, frames[i].deadline);
+	}
+	t->pending.first = 0;
+	t->pending.count = k;
+}
+
+/* Sends pending frames on the direction's output port, recording each
+ * sent frame's emulation error. Returns frames sent. */
+static unsigned send_pending(struct dp_task *t)
+{
+	struct dp_pending *p = &t->pending;
+	if (p->count == 0)
+		return 0;
+	le_ns_t send_time = tsc_clock_now(t->ctx->clock);
+	uint16_t sent = rte_eth_tx_burst(t->dir->port_out, 0, &p->m[p->first], (uint16_t)p->count);
+	for (unsigned i = p->first; i < p->first + sent; i++) {
+		/* never negative: frames leave only once due */
+		le_ns_t d = p->deadline[i];
+		le_hist_record(&t->error, send_time >= d ? send_time - d : 0);
+		t->ctr.tx_bytes += p->len[i];
+	}
+	p->first += sent;
+	p->count -= sent;
+	t->ctr.tx += sent;
+	return sent;
+}
+
+static unsigned flush_to_ring(struct dp_task *t)
+{
+	struct dp_pending *p = &t->pending;
+	if (p->count == 0)
+		return 0;
+	unsigned done = rte_ring_sp_enqueue_burst(t->dir->tx_ring, (void **)&p->m[p->first], p->count, NULL);
+	p->first += done;
+	p->count -= done;
+	return done;
+}
+
+static unsigned poll_run_to_completion(struct dp_task *t)
+{
+	struct rte_mbuf *pkts[DP_BURST_MAX];
+	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
+	if (n) {
+		le_ns_t now = tsc_clock_now(t->ctx->clock);
+		unsigned kept = account_rx(t, pkts, n);
+		offer_to_link(t, pkts, kept, 0, now);
+	}
+	unsigned moved = n;
+	if (t->pending.count == 0)
+		take_due(t);
+	moved += send_pending(t);
+	return moved;
+}
+
+static unsigned poll_rx(struct dp_task *t)
+{
+	struct rte_mbuf *pkts[DP_BURST_MAX];
+	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
+	if (!n)
+		return 0;
+	le_ns_t now = tsc_clock_now(t->ctx->clock);
+	unsigned kept = account_rx(t, pkts, n);
+	for (unsigned i = 0; i < kept; i++)
+		meta_of(t, pkts[i])->arrival = now;
+	unsigned done = rte_ring_sp_enqueue_burst(t->dir->rx_ring, (void **)pkts, kept, NULL);
+	/* DEMU's choice: a full ring drops at RX, which bounds the delay the
+	 * ring itself could add; counted, never silent. */
+	for (unsigned i = done; i < kept; i++) {
+		t->ctr.drop[LE_DROP_RING_FULL]++;
+		rte_pktmbuf_free(pkts[i]);
+	}
+	return n;
+}
+
+static unsigned poll_worker(struct dp_task *t)
+{
+	struct rte_mbuf *pkts[DP_BURST_MAX];
+	unsigned n = rte_ring_sc_dequeue_burst(t->dir->rx_ring, (void **)pkts, t->ctx->burst, NULL);
+	if (n)
+		offer_to_link(t, pkts, n, 1, 0);
+	if (t->pending.count == 0)
+		take_due(t);
+	return n + flush_to_ring(t);
+}
+
+static unsigned poll_tx(struct dp_task *t)
+{
+	struct dp_pending *p = &t->pending;
+	if (p->count == 0) {
+		unsigned n = rte_ring_sc_dequeue_burst(t->dir->tx_ring, (void **)p->m, t->ctx->burst, NULL);
+		for (unsigned i = 0; i < n; i++)
+			pending_set(p, i, p->m[i], meta_of(t, p->m[i])->deadline);
+		p->first = 0;
+		p->count = n;
+	}
+	return send_pending(t);
+}
+
+unsigned dp_task_poll(struct dp_task *t)
+{
+	switch (t->kind) {
+	case DP_TASK_RUN_TO_COMPLETION: return poll_run_to_completion(t);
+	case DP_TASK_RX: return poll_rx(t);
+	case DP_TASK_WORKER: return poll_worker(t);
+	case DP_TASK_TX: return poll_tx(t);
+	}
+	return 0;
+}
+
+void dp_task_flush_at_shutdown(struct dp_task *t)
+{
+	struct dp_pending *p = &t->pending;
+	for (unsigned i = 0; i < p->count; i++)
+		rte_pktmbuf_free(p->m[p->first + i]);
+	t->dir->shutdown_ctr.drop[LE_DROP_SHUTDOWN] += p->count;
+	p->first = 0;
+	p->count = 0;
+}

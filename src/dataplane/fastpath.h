@@ -1,0 +1,95 @@
+/* The fast path: what each lcore does, as a list of tasks.
+ *
+ * A layout (layout.c) hands every lcore one or more tasks; an lcore loops
+ * over its tasks until told to stop. Every task belongs to one direction
+ * and is run by exactly one lcore, so its counters, histogram and pending
+ * buffer have a single writer and need no locks or atomics on the fast
+ * path. The link model of a direction is touched by one task only (the
+ * run-to-completion task or the pipeline worker).
+ *
+ *   run to completion:  port_in -> link -> port_out
+ *   pipeline:           RX: port_in -> rx_ring
+ *                       WORKER: rx_ring -> link -> tx_ring
+ *                       TX: tx_ring -> port_out
+ */
+#ifndef DP_FASTPATH_H
+#define DP_FASTPATH_H
+
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "counters.h"
+#include "hist.h"
+#include "link.h"
+#include "tsc_clock.h"
+
+#define DP_BURST_MAX 512u
+#define DP_MIN_FRAME 14u /* an Ethernet header; shorter frames are counted malformed */
+
+/* Frames a port or ring did not take yet. They go first on the next pass,
+ * which turns a busy port into backpressure (later frames, visible in the
+ * emulation error; then `limit` drops) instead of silent loss. */
+struct dp_pending {
+	struct rte_mbuf *m[DP_BURST_MAX];
+	/* Copied out of the mbufs on entry: once tx_burst hands a frame to the
+	 * driver it is no longer ours to read. */
+	uint32_t len[DP_BURST_MAX];
+	le_ns_t deadline[DP_BURST_MAX];
+	unsigned first;
+	unsigned count;
+};
+
+struct dp_direction {
+	enum le_direction id;
+	uint16_t port_in;
+	uint16_t port_out;
+	struct le_link link;
+	struct rte_ring *rx_ring;   /* pipeline only */
+	struct rte_ring *tx_ring;   /* pipeline only */
+	struct le_counters shutdown_ctr; /* written by the main lcore after the stop */
+};
+
+enum dp_task_kind {
+	DP_TASK_RUN_TO_COMPLETION,
+	DP_TASK_RX,
+	DP_TASK_WORKER,
+	DP_TASK_TX,
+};
+
+const char *dp_task_kind_name(enum dp_task_kind k);
+
+/* Read-only for the lcores once they run. */
+struct dp_context {
+	const struct tsc_clock *clock;
+	int meta_offset;
+	unsigned burst;
+	volatile int *stop;     /* set by the signal handler */
+};
+
+struct dp_task {
+	enum dp_task_kind kind;
+	struct dp_direction *dir;
+	const struct dp_context *ctx;
+	struct le_counters ctr;  /* rx, tx and data-plane drops of this task */
+	struct le_hist error;    /* emulation error (send time - deadline), TX-side tasks */
+	struct dp_pending pending;
+} __rte_cache_aligned;
+
+/* One pass of the task; returns the number of frames it moved (so an
+ * idle lcore could back off; today they all busy-poll). */
+unsigned dp_task_poll(struct dp_task *t);
+
+/* Frames the task still holds (pending buffer). */
+static inline unsigned dp_task_held(const struct dp_task *t)
+{
+	return t->pending.count;
+}
+
+/* After the stop, on the main lcore: frees what the task holds, counting it
+ * as a shutdown drop of its direction. */
+void dp_task_flush_at_shutdown(struct dp_task *t);
+
+#endif

@@ -1,0 +1,356 @@
+/* linkemud: a transparent two-port bridge through an emulated link.
+ *
+ * Start-up order matters for the user: grammar and options are checked
+ * before EAL touches hugepages or ports, so mistakes are reported at once;
+ * memory is sized from the configured limits and refused with numbers;
+ * only then are ports started and "linkemud: ready" printed. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "fastpath.h"
+#include "frame_meta.h"
+#include "layout.h"
+#include "options.h"
+#include "ports.h"
+#include "report.h"
+#include "tsc_clock.h"
+
+#define MBUF_CACHE 256u
+
+/* The one piece of state a signal handler must reach. */
+static volatile int g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void die(const char *fmt, const char *msg)
+{
+	fprintf(stderr, "linkemud: ");
+	fprintf(stderr, fmt, msg);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+/* argv = [prog, EAL..., "--", app...]. Without "--" every argument is EAL's,
+ * except a lone --help/--version which is ours. */
+static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			*eal_argc = i;
+			*app_first = i + 1;
+			return;
+		}
+	}
+	*eal_argc = argc;
+	*app_first = argc;
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+			  strcmp(argv[1], "--version") == 0)) {
+		*eal_argc = 1;
+		*app_first = 1;
+	}
+}
+
+static uint64_t random_seed(void)
+{
+	uint64_t s = 0;
+	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+	}
+	return s;
+}
+
+/* Every mbuf that can be held at once, so the pool never runs dry while
+ * the model still has room: link queues, rings, pending buffers, port
+ * descriptor rings and per-lcore mempool caches. */
+static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_queues q[DP_PORTS],
+			     const struct dp_plan *plan)
+{
+	uint64_t n = 0;
+	for (int d = 0; d < LE_DIRS; d++)
+		n += o->link[d].limit;
+	if (plan->kind == DP_LAYOUT_PIPELINE)
+		n += (uint64_t)LE_DIRS * 2 * o->ring_size;
+	n += (uint64_t)plan->ntasks * (DP_BURST_MAX + o->burst);
+	for (int p = 0; p < DP_PORTS; p++)
+		n += q[p].nb_rxd + q[p].nb_txd;
+	n += (uint64_t)(plan->nlcores + 1) * MBUF_CACHE * 3 / 2;
+	n += 1024; /* slack for drivers that hold a few extra (af_xdp fill ring) */
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
+	return (unsigned)n;
+}
+
+struct daemon {
+	struct dp_options opt;
+	struct tsc_clock clock;
+	struct dp_context ctx;
+	struct dp_direction dir[LE_DIRS];
+	struct dp_plan plan;
+	struct dp_port_queues queues[DP_PORTS];
+	struct rte_mempool *pool;
+	uint64_t seed;
+	le_ns_t started_ns;
+};
+
+static int lcore_loop(void *arg)
+{
+	struct dp_lcore_work *w = arg;
+	const struct dp_context *ctx = w->task[0]->ctx;
+	while (!__atomic_load_n(ctx->stop, __ATOMIC_RELAXED))
+		for (unsigned i = 0; i < w->ntasks; i++)
+			dp_task_poll(w->task[i]);
+	return 0;
+}
+
+static int setup_links(struct daemon *dm, char *err, size_t errlen)
+{
+	for (int d = 0; d < LE_DIRS; d++) {
+		struct dp_direction *dir = &dm->dir[d];
+		dir->id = (enum le_direction)d;
+		dir->port_in = d == LE_DIR_A2B ? 0 : 1;
+		dir->port_out = d == LE_DIR_A2B ? 1 : 0;
+		char sub[LE_ERR_MAX];
+		if (le_link_init(&dir->link, &dm->opt.link[d], dir->id, dm->seed, dm->opt.link[d].limit, sub,
+				 sizeof(sub))) {
+			snprintf(err, errlen, "%s: %s", le_direction_name(d), sub);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup_rings(struct daemon *dm, char *err, size_t errlen)
+{
+	if (dm->plan.kind != DP_LAYOUT_PIPELINE)
+		return 0;
+	for (int d = 0; d < LE_DIRS; d++) {
+		char name[RTE_RING_NAMESIZE];
+		struct rte_ring **r[2] = {&dm->dir[d].rx_ring, &dm->dir[d].tx_ring};
+		for (int k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "le_%s_%s", le_direction_name(d), k ? "tx" : "rx");
+			*r[k] = rte_ring_create(name, dm->opt.ring_size, (int)rte_socket_id(),
+						RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (!*r[k]) {
+				snprintf(err, errlen, "cannot create ring %s (%u entries): %s", name,
+					 dm->opt.ring_size, rte_strerror(rte_errno));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int setup_memory_and_ports(struct daemon *dm, char *err, size_t errlen)
+{
+	for (uint16_t p = 0; p < DP_PORTS; p++)
+		if (dp_port_queues(p, &dm->queues[p], err, errlen))
+			return -1;
+	unsigned n = mbufs_needed(&dm->opt, dm->queues, &dm->plan);
+	dm->pool = rte_pktmbuf_pool_create("linkemu_mbufs", n, MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+					   (int)rte_socket_id());
+	if (!dm->pool) {
+		double mib = (double)n * (RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf) + 64) / 1048576.0;
+		snprintf(err, errlen,
+			 "cannot allocate %u mbufs (about %.0f MiB of hugepage memory) for the configured "
+			 "limits (a2b %u, b2a %u frames): %s; reserve more hugepages or lower `limit`",
+			 n, mib, dm->opt.link[0].limit, dm->opt.link[1].limit, rte_strerror(rte_errno));
+		return -1;
+	}
+	for (uint16_t p = 0; p < DP_PORTS; p++)
+		if (dp_port_start(p, &dm->queues[p], dm->pool, err, errlen))
+			return -1;
+	return 0;
+}
+
+static void shutdown_flush(struct daemon *dm)
+{
+	struct le_frame frames[DP_BURST_MAX];
+	struct rte_mbuf *m[DP_BURST_MAX];
+	for (unsigned i = 0; i < dm->plan.ntasks; i++)
+		dp_task_flush_at_shutdown(dm->plan.task[i]);
+	for (int d = 0; d < LE_DIRS; d++) {
+		struct dp_direction *dir = &dm->dir[d];
+		uint64_t *count = &dir->shutdown_ctr.drop[LE_DROP_SHUTDOWN];
+		unsigned k;
+		while ((k = le_link_drain(&dir->link, frames, DP_BURST_MAX)) > 0) {
+			for (unsigned i = 0; i < k; i++)
+				rte_pktmbuf_free(frames[i].handle);
+			*count += k;
+		}
+		struct rte_ring *rings[2] = {dir->rx_ring, dir->tx_ring};
+		for (int r = 0; r < 2; r++) {
+			if (!rings[r])
+				continue;
+			while ((k = rte_ring_dequeue_burst(rings[r], (void **)m, DP_BURST_MAX, NULL)) > 0) {
+				rte_pktmbuf_free_bulk(m, k);
+				*count += k;
+			}
+		}
+	}
+}
+
+static int write_reports(struct daemon *dm)
+{
+	struct dp_report *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -1;
+	r->layout = dp_layout_name(dm->plan.kind);
+	r->lcores = dm->plan.nlcores;
+	r->seed = dm->seed;
+	r->tsc_hz = dm->clock.hz;
+	r->tsc_nominal_hz = dm->clock.nominal_hz;
+	r->uptime_s = (double)(tsc_clock_now(&dm->clock) - dm->started_ns) / 1e9;
+	dp_report_collect(r, &dm->plan, dm->dir);
+
+	int rc = 0;
+	if (dm->opt.json)
+		dp_report_print_json(stdout, r);
+	else
+		dp_report_print_human(stdout, r);
+	fflush(stdout);
+	if (dm->opt.stats_file) {
+		FILE *f = fopen(dm->opt.stats_file, "w");
+		if (!f) {
+			fprintf(stderr, "linkemud: cannot write %s: %s\n", dm->opt.stats_file, strerror(errno));
+			rc = -1;
+		} else {
+			dp_report_print_json(f, r);
+			if (fclose(f))
+				rc = -1;
+		}
+	}
+	for (int d = 0; d < LE_DIRS; d++)
+		if (!dp_report_conserved(&r->dir[d])) {
+			fprintf(stderr, "linkemud: BUG: %s does not conserve frames\n", le_direction_name(d));
+			rc = -1;
+		}
+	free(r);
+	return rc;
+}
+
+static void print_ready(const struct daemon *dm)
+{
+	char text[LE_DIRS][LE_CONFIG_TEXT_MAX];
+	for (int d = 0; d < LE_DIRS; d++)
+		le_config_format(&dm->dir[d].link.cfg, text[d], sizeof(text[d]));
+	printf("linkemud: ready layout=%s lcores=%u seed=%" PRIu64 " tsc_hz=%.0f a2b=\"%s\" b2a=\"%s\"\n",
+	       dp_layout_name(dm->plan.kind), dm->plan.nlcores, dm->seed, dm->clock.hz, text[0], text[1]);
+	fflush(stdout);
+}
+
+static int run(struct daemon *dm)
+{
+	char err[512];
+	unsigned ids[RTE_MAX_LCORE], nlcores = 0, lc;
+
+	ids[nlcores++] = rte_get_main_lcore();
+	RTE_LCORE_FOREACH_WORKER(lc)
+		ids[nlcores++] = lc;
+
+	if (tsc_clock_calibrate(&dm->clock, 200)) {
+		die("%s", "TSC calibration failed: the TSC and CLOCK_MONOTONIC_RAW disagree by > 5 %");
+		return 1;
+	}
+	dm->ctx = (struct dp_context){
+		.clock = &dm->clock, .burst = dm->opt.burst, .stop = &g_stop,
+	};
+	dm->ctx.meta_offset = frame_meta_register();
+	if (dm->ctx.meta_offset < 0) {
+		die("cannot register the mbuf dynamic field: %s", rte_strerror(rte_errno));
+		return 1;
+	}
+	if (dp_ports_check(err, sizeof(err)) ||
+	    dp_plan_build(&dm->plan, dm->opt.layout, ids, nlcores, dm->dir, &dm->ctx, err, sizeof(err)) ||
+	    setup_links(dm, err, sizeof(err)) || setup_rings(dm, err, sizeof(err)) ||
+	    setup_memory_and_ports(dm, err, sizeof(err))) {
+		die("%s", err);
+		return 1;
+	}
+	if (nlcores > dm->plan.nlcores)
+		fprintf(stderr, "linkemud: note: %u lcore(s) given, layout %s uses %u; the rest stay idle\n",
+			nlcores, dp_layout_name(dm->plan.kind), dm->plan.nlcores);
+
+	dm->started_ns = tsc_clock_now(&dm->clock);
+	print_ready(dm);
+
+	for (unsigned s = 1; s < dm->plan.nlcores; s++)
+		rte_eal_remote_launch(lcore_loop, &dm->plan.lcore[s], dm->plan.lcore[s].lcore_id);
+	lcore_loop(&dm->plan.lcore[0]);
+	rte_eal_mp_wait_lcore();
+
+	for (uint16_t p = 0; p < DP_PORTS; p++)
+		(void)rte_eth_dev_stop(p);
+	shutdown_flush(dm);
+	return write_reports(dm) ? 1 : 0;
+}
+
+static void release(struct daemon *dm)
+{
+	for (uint16_t p = 0; p < rte_eth_dev_count_avail() && p < DP_PORTS; p++)
+		(void)rte_eth_dev_close(p);
+	for (int d = 0; d < LE_DIRS; d++) {
+		le_link_free(&dm->dir[d].link);
+		rte_ring_free(dm->dir[d].rx_ring);
+		rte_ring_free(dm->dir[d].tx_ring);
+	}
+	dp_plan_free(&dm->plan);
+	rte_mempool_free(dm->pool);
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon dm; /* large (histograms live in tasks, but keep it off the stack) */
+	char err[512];
+	int eal_argc, app_first;
+
+	split_args(argc, argv, &eal_argc, &app_first);
+	int rc = dp_options_parse(argc - app_first, argv + app_first, &dm.opt, err, sizeof(err));
+	if (rc == 1)
+		return 0;
+	if (rc < 0) {
+		die("%s", err);
+		return 2;
+	}
+	dm.seed = dm.opt.seed_set ? dm.opt.seed : random_seed();
+
+	install_signals();
+	if (rte_eal_init(eal_argc, argv) < 0) {
+		die("EAL initialisation failed: %s (check hugepages and the EAL options)", rte_strerror(rte_errno));
+		return 1;
+	}
+	/* EAL installs no SIGINT/SIGTERM handlers of its own; ours stand. */
+	rc = run(&dm);
+	release(&dm);
+	rte_eal_cleanup();
+	return rc;
+}

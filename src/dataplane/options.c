@@ -1,0 +1,144 @@
+#include "options.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "units.h"
+
+#define DP_VERSION "0.1.0"
+#define DP_MAX_BURST 512u
+
+const char *dp_layout_name(enum dp_layout_kind k)
+{
+	switch (k) {
+	case DP_LAYOUT_AUTO: return "auto";
+	case DP_LAYOUT_SINGLE: return "single";
+	case DP_LAYOUT_PER_DIRECTION: return "per-direction";
+	case DP_LAYOUT_PIPELINE: return "pipeline";
+	}
+	return "?";
+}
+
+static int parse_layout(const char *s, enum dp_layout_kind *out)
+{
+	static const enum dp_layout_kind all[] = {DP_LAYOUT_AUTO, DP_LAYOUT_SINGLE,
+						  DP_LAYOUT_PER_DIRECTION, DP_LAYOUT_PIPELINE};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (strcmp(s, dp_layout_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void dp_options_usage(const char *prog)
+{
+	printf("usage: %s [EAL options] -- [--a2b GRAMMAR] [--b2a GRAMMAR] [options]\n"
+	       "\n"
+	       "Bridges DPDK port 0 (side A) and port 1 (side B) through an emulated link,\n"
+	       "one per direction: a2b = frames received on port 0, sent on port 1.\n"
+	       "\n"
+	       "  --a2b GRAMMAR     link from A to B, e.g. \"delay 5ms loss 0.1%%\" (default: none)\n"
+	       "  --b2a GRAMMAR     link from B to A\n"
+	       "  --layout L        auto|single|per-direction|pipeline (default auto: from the lcores given)\n"
+	       "  --seed N          seed of every random stream not seeded in its grammar\n"
+	       "  --burst N         frames per RX/TX burst, 1..%u (default 32)\n"
+	       "  --ring-size N     inter-lcore ring entries in the pipeline layout (default 4096)\n"
+	       "  --json            print the final counters as one JSON object on stdout\n"
+	       "  --stats-file F    write the final counters as JSON to F on exit\n"
+	       "  --help, --version\n"
+	       "\n"
+	       "Grammar words: delay TIME | loss [random] PERCENT | limit PACKETS | seed N\n"
+	       "Stop with SIGINT or SIGTERM; the final counters are printed.\n",
+	       prog, DP_MAX_BURST);
+}
+
+static int need_value(int i, int argc, char **argv, char *err, size_t errlen)
+{
+	if (i + 1 >= argc) {
+		snprintf(err, errlen, "%s: missing value", argv[i]);
+		return -1;
+	}
+	return 0;
+}
+
+int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	o->link_text[LE_DIR_A2B] = "";
+	o->link_text[LE_DIR_B2A] = "";
+	o->burst = 32;
+	o->ring_size = 4096;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		char sub[LE_ERR_MAX];
+		uint64_t v;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			dp_options_usage("linkemud");
+			return 1;
+		} else if (strcmp(a, "--version") == 0) {
+			printf("linkemud %s\n", DP_VERSION);
+			return 1;
+		} else if (strcmp(a, "--a2b") == 0 || strcmp(a, "--b2a") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			int d = strcmp(a, "--a2b") == 0 ? LE_DIR_A2B : LE_DIR_B2A;
+			o->link_text[d] = argv[++i];
+		} else if (strcmp(a, "--layout") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (parse_layout(argv[++i], &o->layout)) {
+				snprintf(err, errlen,
+					 "--layout: '%s' is not a layout (auto, single, per-direction, pipeline)",
+					 argv[i]);
+				return -1;
+			}
+		} else if (strcmp(a, "--seed") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (le_parse_u64(argv[++i], 0, UINT64_MAX, &o->seed, sub, sizeof(sub))) {
+				snprintf(err, errlen, "--seed: '%s': %s", argv[i], sub);
+				return -1;
+			}
+			o->seed_set = 1;
+		} else if (strcmp(a, "--burst") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (le_parse_u64(argv[++i], 1, DP_MAX_BURST, &v, sub, sizeof(sub))) {
+				snprintf(err, errlen, "--burst: '%s': %s", argv[i], sub);
+				return -1;
+			}
+			o->burst = (unsigned)v;
+		} else if (strcmp(a, "--ring-size") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (le_parse_u64(argv[++i], 64, 1u << 24, &v, sub, sizeof(sub)) || (v & (v - 1))) {
+				snprintf(err, errlen, "--ring-size: '%s' must be a power of two in 64 .. 16777216",
+					 argv[i]);
+				return -1;
+			}
+			o->ring_size = (unsigned)v;
+		} else if (strcmp(a, "--json") == 0) {
+			o->json = 1;
+		} else if (strcmp(a, "--stats-file") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			o->stats_file = argv[++i];
+		} else {
+			snprintf(err, errlen, "unknown option '%s' (see --help)", a);
+			return -1;
+		}
+	}
+
+	for (int d = 0; d < LE_DIRS; d++) {
+		char sub[LE_ERR_MAX];
+		if (le_config_parse(o->link_text[d], &o->link[d], sub, sizeof(sub))) {
+			snprintf(err, errlen, "--%s: %s", le_direction_name(d), sub);
+			return -1;
+		}
+	}
+	return 0;
+}

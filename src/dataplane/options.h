@@ -1,0 +1,39 @@
+/* linkemud's own command line (the words after EAL's `--`).
+ *
+ * Parsed before rte_eal_init so that a typo in a link's grammar is reported
+ * at once, without touching hugepages or ports. */
+#ifndef DP_OPTIONS_H
+#define DP_OPTIONS_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "link.h"
+
+enum dp_layout_kind {
+	DP_LAYOUT_AUTO = 0,
+	DP_LAYOUT_SINGLE,        /* one lcore does everything, both directions */
+	DP_LAYOUT_PER_DIRECTION, /* one lcore per direction, run to completion */
+	DP_LAYOUT_PIPELINE,      /* RX -> worker -> TX lcores per direction (DEMU) */
+};
+
+const char *dp_layout_name(enum dp_layout_kind k);
+
+struct dp_options {
+	const char *link_text[LE_DIRS];          /* as given, for reports */
+	struct le_link_config link[LE_DIRS];
+	enum dp_layout_kind layout;
+	int seed_set;
+	uint64_t seed;
+	int json;                                /* final counters as JSON on stdout */
+	const char *stats_file;                  /* final counters as JSON to a file */
+	unsigned burst;                          /* frames per rx/tx burst */
+	unsigned ring_size;                      /* inter-lcore rings (pipeline) */
+};
+
+/* Returns 0 on success; 1 when --help/--version was handled (exit 0);
+ * -1 on error with a message naming the option in err. */
+int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, size_t errlen);
+void dp_options_usage(const char *prog);
+
+#endif

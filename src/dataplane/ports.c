@@ -1,0 +1,75 @@
+#include "ports.h"
+
+#include <stdio.h>
+
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+int dp_ports_check(char *err, size_t errlen)
+{
+	unsigned n = rte_eth_dev_count_avail();
+	if (n != DP_PORTS) {
+		snprintf(err, errlen,
+			 "linkemud bridges exactly 2 ports, EAL found %u "
+			 "(give two devices, e.g. --vdev=net_af_xdp0,iface=X --vdev=net_af_xdp1,iface=Y)",
+			 n);
+		return -1;
+	}
+	return 0;
+}
+
+int dp_port_queues(uint16_t port, struct dp_port_queues *q, char *err, size_t errlen)
+{
+	q->nb_rxd = 1024;
+	q->nb_txd = 1024;
+	int rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &q->nb_rxd, &q->nb_txd);
+	if (rc) {
+		snprintf(err, errlen, "port %u: cannot size descriptor rings: %s", port, rte_strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_mempool *pool, char *err,
+		  size_t errlen)
+{
+	struct rte_eth_conf conf = {0};
+	struct rte_eth_dev_info info;
+	int rc;
+
+	if ((rc = rte_eth_dev_info_get(port, &info)) != 0) {
+		snprintf(err, errlen, "port %u: no device info: %s", port, rte_strerror(-rc));
+		return -1;
+	}
+	/* A transparent bridge: no offloads, frames leave as they came. */
+	if ((rc = rte_eth_dev_configure(port, 1, 1, &conf)) != 0) {
+		snprintf(err, errlen, "port %u (%s): configure failed: %s", port, info.driver_name,
+			 rte_strerror(-rc));
+		return -1;
+	}
+	int socket = rte_eth_dev_socket_id(port);
+	if ((rc = rte_eth_rx_queue_setup(port, 0, q->nb_rxd, socket, NULL, pool)) != 0) {
+		snprintf(err, errlen, "port %u (%s): RX queue setup failed: %s", port, info.driver_name,
+			 rte_strerror(-rc));
+		return -1;
+	}
+	if ((rc = rte_eth_tx_queue_setup(port, 0, q->nb_txd, socket, NULL)) != 0) {
+		snprintf(err, errlen, "port %u (%s): TX queue setup failed: %s", port, info.driver_name,
+			 rte_strerror(-rc));
+		return -1;
+	}
+	if ((rc = rte_eth_dev_start(port)) != 0) {
+		snprintf(err, errlen, "port %u (%s): start failed: %s", port, info.driver_name,
+			 rte_strerror(-rc));
+		return -1;
+	}
+	/* Some virtual PMDs have no promiscuous switch; they receive all anyway. */
+	(void)rte_eth_promiscuous_enable(port);
+	return 0;
+}
+
+void dp_port_stop(uint16_t port)
+{
+	(void)rte_eth_dev_stop(port);
+	(void)rte_eth_dev_close(port);
+}

@@ -1,0 +1,26 @@
+/* The two DPDK ports linkemud bridges: port 0 is side A, port 1 side B. */
+#ifndef DP_PORTS_H
+#define DP_PORTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_mempool.h>
+
+#define DP_PORTS 2
+
+struct dp_port_queues {
+	uint16_t nb_rxd;
+	uint16_t nb_txd;
+};
+
+/* Exactly two ports must be present; -1 with a message otherwise. */
+int dp_ports_check(char *err, size_t errlen);
+/* Descriptor counts the driver accepts for what we ask (1024 each). */
+int dp_port_queues(uint16_t port, struct dp_port_queues *q, char *err, size_t errlen);
+/* One RX and one TX queue, promiscuous, started. */
+int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_mempool *pool, char *err,
+		  size_t errlen);
+void dp_port_stop(uint16_t port);
+
+#endif

@@ -1,0 +1,110 @@
+#include "report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define LINKEMUD_VERSION "0.1.0"
+
+void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const struct dp_direction dirs[LE_DIRS])
+{
+	for (int d = 0; d < LE_DIRS; d++) {
+		struct dp_direction_report *out = &r->dir[d];
+		const struct dp_direction *dir = &dirs[d];
+		memset(&out->ctr, 0, sizeof(out->ctr));
+		le_hist_init(&out->error);
+		out->in_flight = le_link_depth(&dir->link);
+		if (dir->rx_ring)
+			out->in_flight += rte_ring_count(dir->rx_ring);
+		if (dir->tx_ring)
+			out->in_flight += rte_ring_count(dir->tx_ring);
+		/* The model's own rx/tx are internal hand-overs, not port
+		 * counts; only its drops belong to the direction's totals. */
+		out->ctr.drop[LE_DROP_LOSS] += dir->link.ctr.drop[LE_DROP_LOSS];
+		out->ctr.drop[LE_DROP_QUEUE_FULL] += dir->link.ctr.drop[LE_DROP_QUEUE_FULL];
+		le_counters_add(&out->ctr, &dir->shutdown_ctr);
+		le_config_format(&dir->link.cfg, out->config, sizeof(out->config));
+		out->seed = dir->link.seed;
+	}
+	for (unsigned i = 0; i < plan->ntasks; i++) {
+		const struct dp_task *t = plan->task[i];
+		struct dp_direction_report *out = &r->dir[t->dir->id];
+		le_counters_add(&out->ctr, &t->ctr);
+		le_hist_merge(&out->error, &t->error);
+		out->in_flight += dp_task_held(t);
+	}
+}
+
+int dp_report_conserved(const struct dp_direction_report *d)
+{
+	return d->ctr.rx == d->ctr.tx + le_counters_dropped(&d->ctr) + d->in_flight;
+}
+
+void dp_report_print_human(FILE *f, const struct dp_report *r)
+{
+	fprintf(f, "linkemud: layout %s on %u lcore(s), seed %" PRIu64 ", TSC %.6f GHz (DPDK nominal %.6f), up %.3f s\n",
+		r->layout, r->lcores, r->seed, r->tsc_hz / 1e9, r->tsc_nominal_hz / 1e9, r->uptime_s);
+	for (int d = 0; d < LE_DIRS; d++) {
+		const struct dp_direction_report *x = &r->dir[d];
+		fprintf(f, "  %s [%s]: rx %" PRIu64 "  tx %" PRIu64 "  in flight %" PRIu64 "  dropped %" PRIu64,
+			le_direction_name(d), x->config[0] ? x->config : "no impairment", x->ctr.rx, x->ctr.tx,
+			x->in_flight, le_counters_dropped(&x->ctr));
+		for (int c = 0; c < LE_DROP_CAUSES; c++)
+			if (x->ctr.drop[c])
+				fprintf(f, "  %s %" PRIu64, le_drop_cause_name(c), x->ctr.drop[c]);
+		fprintf(f, "  %s\n", dp_report_conserved(x) ? "(conserved)" : "(NOT CONSERVED)");
+		if (x->error.count)
+			fprintf(f, "    emulation error ns: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64
+				   "  max %" PRIu64 "\n",
+				le_hist_quantile(&x->error, 0.5), le_hist_quantile(&x->error, 0.99),
+				le_hist_quantile(&x->error, 0.999), x->error.max);
+	}
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_hist(FILE *f, const struct le_hist *h)
+{
+	fprintf(f, "{\"count\": %" PRIu64 ", \"min\": %" PRIu64 ", \"mean\": %.1f, \"p50\": %" PRIu64
+		   ", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+		h->count, h->count ? h->min : 0, le_hist_mean(h), le_hist_quantile(h, 0.5), le_hist_quantile(h, 0.9),
+		le_hist_quantile(h, 0.99), le_hist_quantile(h, 0.999), h->max);
+}
+
+void dp_report_print_json(FILE *f, const struct dp_report *r)
+{
+	int all_conserved = 1;
+	fprintf(f, "{\"version\": \"%s\", \"layout\": ", LINKEMUD_VERSION);
+	json_string(f, r->layout);
+	fprintf(f, ", \"lcores\": %u, \"seed\": %" PRIu64 ", \"tsc_hz\": %.1f, \"tsc_nominal_hz\": %.1f, "
+		   "\"uptime_s\": %.6f, \"directions\": {",
+		r->lcores, r->seed, r->tsc_hz, r->tsc_nominal_hz, r->uptime_s);
+	for (int d = 0; d < LE_DIRS; d++) {
+		const struct dp_direction_report *x = &r->dir[d];
+		all_conserved &= dp_report_conserved(x);
+		fprintf(f, "%s\"%s\": {\"config\": ", d ? ", " : "", le_direction_name(d));
+		json_string(f, x->config);
+		fprintf(f, ", \"seed\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"dropped\": {",
+			x->seed, x->ctr.rx, x->ctr.tx, x->ctr.rx_bytes, x->ctr.tx_bytes, x->in_flight);
+		for (int c = 0; c < LE_DROP_CAUSES; c++)
+			fprintf(f, "%s\"%s\": %" PRIu64, c ? ", " : "", le_drop_cause_name(c), x->ctr.drop[c]);
+		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"conserved\": %s, \"emulation_error_ns\": ",
+			le_counters_dropped(&x->ctr), dp_report_conserved(x) ? "true" : "false");
+		json_hist(f, &x->error);
+		fputc('}', f);
+	}
+	fprintf(f, "}, \"conserved\": %s}\n", all_conserved ? "true" : "false");
+}

@@ -1,0 +1,37 @@
+/* Per-direction totals gathered from the tasks, the links and the rings,
+ * printed for humans or as the JSON object the Python side reads. */
+#ifndef DP_REPORT_H
+#define DP_REPORT_H
+
+#include <stdio.h>
+
+#include "counters.h"
+#include "hist.h"
+#include "layout.h"
+
+struct dp_direction_report {
+	struct le_counters ctr;   /* rx, tx, bytes, drops by every cause */
+	uint64_t in_flight;       /* measured: link + rings + pending buffers */
+	struct le_hist error;     /* emulation error, merged over tasks */
+	char config[LE_CONFIG_TEXT_MAX];
+	uint64_t seed;
+};
+
+struct dp_report {
+	const char *layout;
+	unsigned lcores;
+	uint64_t seed;
+	double tsc_hz;
+	double tsc_nominal_hz;
+	double uptime_s;
+	struct dp_direction_report dir[LE_DIRS];
+};
+
+/* Reads counters; call when the lcores are stopped (final) or accept a
+ * snapshot that may be a burst apart between counters. */
+void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const struct dp_direction dirs[LE_DIRS]);
+int dp_report_conserved(const struct dp_direction_report *d);
+void dp_report_print_human(FILE *f, const struct dp_report *r);
+void dp_report_print_json(FILE *f, const struct dp_report *r);
+
+#endif

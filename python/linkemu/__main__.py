@@ -1,0 +1,7 @@
+"""`python -m linkemu ...` is the same as the `linkemu` console script."""
+
+import sys
+
+from linkemu.cli import main
+
+sys.exit(main())

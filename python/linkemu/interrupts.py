@@ -1,0 +1,45 @@
+"""Signal handling for commands that must clean up whatever happens.
+
+SIGTERM and SIGHUP are turned into KeyboardInterrupt so that one
+try/finally handles Ctrl-C, `kill` and a closed terminal alike; cleanup
+itself runs with those signals ignored, so a second Ctrl-C cannot cut it
+short and leave a namespace or a daemon behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def interruptible():
+    """Within: SIGTERM/SIGHUP behave like Ctrl-C (KeyboardInterrupt)."""
+    old = {s: signal.getsignal(s) for s in _SIGNALS}
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGHUP, _raise_interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def shielded():
+    """Within: Ctrl-C, SIGTERM and SIGHUP are ignored (for cleanup)."""
+    old = {s: signal.getsignal(s) for s in _SIGNALS}
+    for s in _SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)

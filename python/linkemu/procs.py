@@ -1,0 +1,117 @@
+"""Process helpers: is a pid alive, what is it, stop it politely then firmly.
+
+We only ever signal processes we can identify as ours (a pid from our pid
+file whose command line is linkemud with our bed's file prefix, or a process
+inside one of our bed's namespaces), never anything found by a broad name.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+
+def pid_alive(pid: int) -> bool:
+    """True if pid exists and is not a zombie.
+
+    A detached daemon's parent (`linkemu run --detach`) exits, so a dead
+    daemon may linger as a zombie until init reaps it; for us it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return False
+    # The state follows the parenthesised comm, which may contain spaces.
+    state = stat.rpartition(")")[2].split()[0]
+    return state not in ("Z", "X")
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return []
+    return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+
+
+def is_linkemud(pid: int, file_prefix: str) -> bool:
+    """Is pid a linkemud started for this file prefix (guards pid reuse)?"""
+    argv = cmdline(pid)
+    return _looks_like_linkemud(argv) and _has_file_prefix(argv, file_prefix)
+
+
+def find_linkemud(file_prefix: str) -> list[int]:
+    """Every live linkemud whose EAL --file-prefix is ours.
+
+    Used by `down` when the pid file is gone (e.g. /run cleared by hand, or a
+    crash between fork and writing the pid file)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            pid = int(d.name)
+            if pid != os.getpid() and is_linkemud(pid, file_prefix) and pid_alive(pid):
+                found.append(pid)
+    return found
+
+
+def any_linkemud() -> list[int]:
+    """Every live process whose argv[0] is linkemud (for test leak checks)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            if _looks_like_linkemud(cmdline(int(d.name))) and pid_alive(int(d.name)):
+                found.append(int(d.name))
+    return found
+
+
+def wait_gone(pid: int, timeout: float, popen=None) -> bool:
+    """Wait up to timeout for pid to exit; reap it if it is our child."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if popen is not None:
+            if popen.poll() is not None:
+                return True
+        elif not pid_alive(pid):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def terminate(pid: int, grace: float, popen=None) -> str:
+    """SIGTERM, wait up to grace seconds, then SIGKILL.
+
+    Returns 'gone' (was not running), 'terminated' or 'killed'."""
+    if popen is not None:
+        if popen.poll() is not None:
+            return "gone"      # already exited and reaped: its pid may be reused
+    elif not pid_alive(pid):
+        return "gone"
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return "gone"
+    if wait_gone(pid, grace, popen):
+        return "terminated"
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return "terminated"
+    wait_gone(pid, 5.0, popen)
+    return "killed"
+
+
+def _looks_like_linkemud(argv: list[str]) -> bool:
+    """argv[0] is linkemud, or argv[1] when it runs under an interpreter or a
+    wrapper (a test stand-in script, valgrind without options)."""
+    return any(os.path.basename(a) == "linkemud" for a in argv[:2])
+
+
+def _has_file_prefix(argv: list[str], prefix: str) -> bool:
+    for i, a in enumerate(argv):
+        if a == "--file-prefix" and i + 1 < len(argv) and argv[i + 1] == prefix:
+            return True
+        if a == f"--file-prefix={prefix}":
+            return True
+    return False

@@ -1,0 +1,99 @@
+"""Check and format linkemud's final counters for humans.
+
+The daemon's final JSON (written to --stats-file on exit) is the contract:
+    {"version", "layout", "lcores", "seed", "tsc_hz", "uptime_s",
+     "directions": {"a2b": {"config", "rx", "tx", "rx_bytes", "tx_bytes",
+                            "in_flight", "dropped": {cause: n}, "dropped_total",
+                            "emulation_error_ns": {"count", "min", "mean", "p50",
+                                                   "p90", "p99", "p999", "max"}},
+                    "b2a": {...}},
+     "conserved": bool}
+We re-check conservation here rather than trusting "conserved": the check is
+cheap, and a daemon bug in its own check must not hide a leak.
+"""
+
+from __future__ import annotations
+
+DIRECTIONS = ("a2b", "b2a")
+DROP_CAUSES = ("loss", "queue_full", "ring_full", "tx_refused", "shutdown", "malformed")
+
+
+def conservation_problems(final: dict) -> list[str]:
+    """rx == tx + dropped_total + in_flight and dropped_total == sum of causes,
+    per direction; returns a description of every violation."""
+    problems = []
+    dirs = final.get("directions", {})
+    for name in DIRECTIONS:
+        d = dirs.get(name)
+        if d is None:
+            problems.append(f"{name}: missing from the daemon's report")
+            continue
+        try:
+            rx, tx, fl = d["rx"], d["tx"], d["in_flight"]
+            total = d["dropped_total"]
+            causes = d["dropped"]
+        except KeyError as e:
+            problems.append(f"{name}: field {e} missing")
+            continue
+        if sum(causes.values()) != total:
+            problems.append(f"{name}: dropped_total {total} != sum of causes "
+                            f"{sum(causes.values())} ({causes})")
+        if rx != tx + total + fl:
+            problems.append(f"{name}: rx {rx} != tx {tx} + dropped {total} + in_flight {fl} "
+                            f"(off by {rx - tx - total - fl})")
+    if final.get("conserved") is False and not problems:
+        problems.append("the daemon reports conserved=false although the totals add up")
+    return problems
+
+
+def fmt_ns(ns: float | None) -> str:
+    """A duration in the unit that keeps 3 significant figures readable."""
+    if ns is None:
+        return "-"
+    a = abs(ns)
+    if a < 1e3:
+        return f"{ns:.0f} ns"
+    if a < 1e6:
+        return f"{ns / 1e3:.1f} us"
+    if a < 1e9:
+        return f"{ns / 1e6:.2f} ms"
+    return f"{ns / 1e9:.3f} s"
+
+
+def fmt_bytes(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def fmt_direction(name: str, d: dict) -> list[str]:
+    cfg = d.get("config") or "(no impairment)"
+    drops = d.get("dropped", {})
+    nonzero = ", ".join(f"{c} {n}" for c, n in drops.items() if n) or "none"
+    lines = [f"  {name}  [{cfg}]",
+             f"    rx {d.get('rx', 0)} frames ({fmt_bytes(d.get('rx_bytes', 0))}), "
+             f"tx {d.get('tx', 0)} frames ({fmt_bytes(d.get('tx_bytes', 0))}), "
+             f"in flight {d.get('in_flight', 0)}",
+             f"    dropped {d.get('dropped_total', 0)}: {nonzero}"]
+    e = d.get("emulation_error_ns") or {}
+    if e.get("count"):
+        lines.append(f"    emulation error over {e['count']} frames: p50 {fmt_ns(e.get('p50'))}, "
+                     f"p99 {fmt_ns(e.get('p99'))}, max {fmt_ns(e.get('max'))}")
+    return lines
+
+
+def format_final(final: dict) -> str:
+    head = (f"linkemud {final.get('version', '?')}: layout {final.get('layout', '?')}, "
+            f"{final.get('lcores', '?')} lcore(s), seed {final.get('seed', '?')}, "
+            f"up {final.get('uptime_s', 0):.1f} s")
+    lines = [head]
+    for name in DIRECTIONS:
+        d = final.get("directions", {}).get(name)
+        if d is not None:
+            lines += fmt_direction(name, d)
+    problems = conservation_problems(final)
+    lines.append("  conservation (rx = tx + dropped + in flight): "
+                 + ("yes" if not problems else "NO"))
+    lines += [f"    {p}" for p in problems]
+    return "\n".join(lines)

@@ -210,9 +210,16 @@ int le_config_parse(const char *text, struct le_link_config *out, char *err, siz
 	return rc;
 }
 
-/* Shortest %g text that reads back as the same double. */
+/* Shortest text that reads back as the same double, preferring plain
+ * decimals ("20", "0.0000001") that people write; exponent form only when
+ * no decimal of up to 20 places is exact. */
 static void format_double(double v, char *buf, size_t buflen)
 {
+	for (int places = 0; places <= 20; places++) {
+		snprintf(buf, buflen, "%.*f", places, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, buflen, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)

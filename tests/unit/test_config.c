@@ -194,7 +194,20 @@ static void round_trip(void)
 	le_config_format(&c, buf, sizeof(buf));
 	CHECK(strcmp(buf, "delay 10ms loss 0.1% limit 500 seed 42") == 0, "got '%s'", buf);
 
+	/* Percentages read as written: plain decimals, no exponent form. */
+	static const struct { const char *in, *out; } plain[] = {
+		{"loss 20%", "loss 20%"}, {"loss 100%", "loss 100%"},
+		{"loss 0.0000001%", "loss 0.0000001%"}, {"loss 1e-5%", "loss 0.00001%"},
+		{"loss 33.3%", "loss 33.3%"},
+	};
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		CHECK(le_config_parse(plain[i].in, &c, err, sizeof(err)) == 0, "%s: %s", plain[i].in, err);
+		le_config_format(&c, buf, sizeof(buf));
+		CHECK(strcmp(buf, plain[i].out) == 0, "'%s' formats as '%s'", plain[i].in, buf);
+	}
+
 	/* Truncation keeps a NUL and reports what was written. */
+	CHECK(le_config_parse("delay 10ms loss 0.1%", &c, err, sizeof(err)) == 0);
 	CHECK_EQ_U64(le_config_format(&c, buf, 6), 5);
 	CHECK(strcmp(buf, "delay") == 0, "got '%s'", buf);
 }

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Forwarding rate of linkemud vs dpdk-testpmd (io forward), same run.
+
+Both bridge two net_null ports on one lcore, both directions. net_null
+produces frames as fast as they are polled and frees what is sent, so the
+forwarded frame rate measures the per-frame cost of each program and
+nothing else. linkemud runs a real link model (`delay 1ms loss 1%`, with a
+limit large enough that the queue never overflows, so every drop is the
+1 % loss). Rounds alternate A/B to spread the machine's drift over both;
+the result is the ratio of medians, which is what the README quotes.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EAL_NULL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1"]
+
+
+def linkemud_path():
+    return os.environ.get("LINKEMUD", os.path.join(REPO, "build", "src", "dataplane", "linkemud"))
+
+
+def run_linkemud(lcore, seconds, link):
+    with tempfile.NamedTemporaryFile(suffix=".json") as stats:
+        cmd = [linkemud_path(), "-l", str(lcore), *EAL_NULL, "--",
+               "--a2b", link, "--b2a", link, "--seed", "1", "--stats-file", stats.name]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in p.stdout:
+            if line.startswith("linkemud: ready"):
+                break
+        else:
+            sys.exit("linkemud did not start:\n" + (p.stdout.read() if p.stdout else ""))
+        time.sleep(seconds)
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=30)
+        report = json.load(open(stats.name))
+    d = report["directions"]
+    tx = d["a2b"]["tx"] + d["b2a"]["tx"]
+    rx = d["a2b"]["rx"] + d["b2a"]["rx"]
+    if not report["conserved"]:
+        sys.exit("linkemud did not conserve frames: %r" % report)
+    queue = d["a2b"]["dropped"]["queue_full"] + d["b2a"]["dropped"]["queue_full"]
+    return {"tx_pps": tx / report["uptime_s"], "rx_pps": rx / report["uptime_s"],
+            "queue_full": queue, "loss_frac": (d["a2b"]["dropped"]["loss"] / max(1, d["a2b"]["rx"]))}
+
+
+def run_testpmd(lcores, seconds):
+    # testpmd exits on EOF of stdin; feed it a pipe we keep open.
+    cmd = ["dpdk-testpmd", "-l", lcores, *EAL_NULL, "--", "--forward-mode=io",
+           "--auto-start", "--stats-period", "1"]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    time.sleep(seconds + 1)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    # One "Tx-pps" line per port per period; sum the two ports of each
+    # period and drop the first period (start-up).
+    tx = [int(v) for v in re.findall(r"Tx-pps:\s+(\d+)", out)]
+    periods = [tx[i] + tx[i + 1] for i in range(0, len(tx) - 1, 2)][1:]
+    if not periods:
+        sys.exit("testpmd printed no rates:\n" + out[-2000:])
+    return {"tx_pps": statistics.median(periods)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=5.0, help="per round (default 5)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of each program (default 3)")
+    ap.add_argument("--link", default="delay 1ms loss 1% limit 200000")
+    ap.add_argument("--lcore", type=int, default=1, help="lcore that forwards (default 1)")
+    ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    a = ap.parse_args()
+
+    ours, base = [], []
+    for r in range(a.rounds):
+        print(f"[round {r + 1}/{a.rounds}] testpmd io ...", file=sys.stderr, flush=True)
+        base.append(run_testpmd(f"0,{a.lcore}" if a.lcore else "0-1", a.seconds))
+        print(f"[round {r + 1}/{a.rounds}] linkemud '{a.link}' ...", file=sys.stderr, flush=True)
+        ours.append(run_linkemud(a.lcore, a.seconds, a.link))
+    m_ours = statistics.median(x["tx_pps"] for x in ours)
+    m_base = statistics.median(x["tx_pps"] for x in base)
+    result = {"link": a.link, "rounds": a.rounds, "seconds": a.seconds,
+              "linkemud_tx_pps": m_ours, "testpmd_tx_pps": m_base, "ratio": m_ours / m_base,
+              "linkemud_queue_full": sum(x["queue_full"] for x in ours),
+              "linkemud_runs": ours, "testpmd_runs": base}
+    if a.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print(f"testpmd io-forward : {m_base / 1e6:8.2f} Mpps (median of {a.rounds})")
+        print(f"linkemud [{a.link}]: {m_ours / 1e6:8.2f} Mpps (median of {a.rounds})")
+        print(f"ratio linkemud/testpmd: {m_ours / m_base:.3f}")
+        if result["linkemud_queue_full"]:
+            print(f"note: {result['linkemud_queue_full']} queue_full drops; raise limit for a pure cost figure")
+
+
+if __name__ == "__main__":
+    main()

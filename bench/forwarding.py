@@ -21,6 +21,7 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEADLINE_LINK = "delay 1ms loss 1% limit 200000"
 EAL_NULL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1"]
 
 
@@ -74,31 +75,40 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="per round (default 5)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of each program (default 3)")
-    ap.add_argument("--link", default="delay 1ms loss 1% limit 200000")
+    ap.add_argument("--link", action="append",
+                    help="link grammar to measure; repeat for several (default: the "
+                         "headline 'delay 1ms loss 1%% limit 200000' and an unimpaired link)")
     ap.add_argument("--lcore", type=int, default=1, help="lcore that forwards (default 1)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     a = ap.parse_args()
 
-    ours, base = [], []
+    links = a.link or [HEADLINE_LINK, ""]
+    ours = {link: [] for link in links}
+    base = []
     for r in range(a.rounds):
         print(f"[round {r + 1}/{a.rounds}] testpmd io ...", file=sys.stderr, flush=True)
         base.append(run_testpmd(f"0,{a.lcore}" if a.lcore else "0-1", a.seconds))
-        print(f"[round {r + 1}/{a.rounds}] linkemud '{a.link}' ...", file=sys.stderr, flush=True)
-        ours.append(run_linkemud(a.lcore, a.seconds, a.link))
-    m_ours = statistics.median(x["tx_pps"] for x in ours)
+        for link in links:
+            print(f"[round {r + 1}/{a.rounds}] linkemud '{link}' ...", file=sys.stderr, flush=True)
+            ours[link].append(run_linkemud(a.lcore, a.seconds, link))
     m_base = statistics.median(x["tx_pps"] for x in base)
-    result = {"link": a.link, "rounds": a.rounds, "seconds": a.seconds,
-              "linkemud_tx_pps": m_ours, "testpmd_tx_pps": m_base, "ratio": m_ours / m_base,
-              "linkemud_queue_full": sum(x["queue_full"] for x in ours),
-              "linkemud_runs": ours, "testpmd_runs": base}
+    rows = []
+    for link in links:
+        m = statistics.median(x["tx_pps"] for x in ours[link])
+        rows.append({"link": link, "tx_pps": m, "ratio": m / m_base,
+                     "queue_full": sum(x["queue_full"] for x in ours[link]), "runs": ours[link]})
+    result = {"rounds": a.rounds, "seconds": a.seconds, "testpmd_tx_pps": m_base,
+              "testpmd_runs": base, "linkemud": rows}
     if a.json:
         print(json.dumps(result, indent=1))
-    else:
-        print(f"testpmd io-forward : {m_base / 1e6:8.2f} Mpps (median of {a.rounds})")
-        print(f"linkemud [{a.link}]: {m_ours / 1e6:8.2f} Mpps (median of {a.rounds})")
-        print(f"ratio linkemud/testpmd: {m_ours / m_base:.3f}")
-        if result["linkemud_queue_full"]:
-            print(f"note: {result['linkemud_queue_full']} queue_full drops; raise limit for a pure cost figure")
+        return
+    print(f"{'program':<48} {'Mpps':>8} {'ratio':>7}   (median of {a.rounds} rounds of {a.seconds:g} s)")
+    print(f"{'testpmd io-forward (baseline)':<48} {m_base / 1e6:8.2f} {1:7.3f}")
+    for row in rows:
+        name = f"linkemud '{row['link']}'"
+        print(f"{name:<48} {row['tx_pps'] / 1e6:8.2f} {row['ratio']:7.3f}")
+        if row["queue_full"]:
+            print(f"  note: {row['queue_full']} queue_full drops; raise limit for a pure cost figure")
 
 
 if __name__ == "__main__":

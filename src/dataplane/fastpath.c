@@ -51,24 +51,28 @@ static void offer_to_link(struct dp_task *t, struct rte_mbuf **pkts, unsigned n,
 	}
 }
 
-static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, le_ns_t deadline)
+static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, uint32_t len, le_ns_t deadline)
 {
 	p->m[i] = m;
-	p->len[i] = m->pkt_len;
+	p->len[i] = len;
 	p->deadline[i] = deadline;
 }
 
-/* Moves due frames from the link into the (empty) pending buffer. */
-static void take_due(struct dp_task *t)
+/* Moves due frames from the link into the (empty) pending buffer. Length
+ * and deadline come from the delay line's entry, not the mbuf: after a
+ * long delay the mbuf is cold in cache, and touching it here would cost a
+ * miss per frame. Only the pipeline's worker must write the deadline into
+ * the mbuf, for the TX lcore. */
+static void take_due(struct dp_task *t, int stamp_mbuf)
 {
 	struct le_frame frames[DP_BURST_MAX];
 	le_ns_t now = tsc_clock_now(t->ctx->clock);
 	unsigned k = le_link_dequeue(&t->dir->link, now, frames, t->ctx->burst);
 	for (unsigned i = 0; i < k; i++) {
 		struct rte_mbuf *m = frames[i].handle;
-		/* the TX lcore of the pipeline reads it from here */
-		meta_of(t, m)->deadline = frames[i].deadline;
-		pending_set(&t->pending, i, m, frames[i].deadline);
+		if (stamp_mbuf)
+			meta_of(t, m)->deadline = frames[i].deadline;
+		pending_set(&t->pending, i, m, frames[i].len, frames[i].deadline);
 	}
 	t->pending.first = 0;
 	t->pending.count = k;
@@ -117,7 +121,7 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 	}
 	unsigned moved = n;
 	if (t->pending.count == 0)
-		take_due(t);
+		take_due(t, 0);
 	moved += send_pending(t);
 	return moved;
 }
@@ -149,7 +153,7 @@ static unsigned poll_worker(struct dp_task *t)
 	if (n)
 		offer_to_link(t, pkts, n, 1, 0);
 	if (t->pending.count == 0)
-		take_due(t);
+		take_due(t, 1);
 	return n + flush_to_ring(t);
 }
 
@@ -159,7 +163,7 @@ static unsigned poll_tx(struct dp_task *t)
 	if (p->count == 0) {
 		unsigned n = rte_ring_sc_dequeue_burst(t->dir->tx_ring, (void **)p->m, t->ctx->burst, NULL);
 		for (unsigned i = 0; i < n; i++)
-			pending_set(p, i, p->m[i], meta_of(t, p->m[i])->deadline);
+			pending_set(p, i, p->m[i], p->m[i]->pkt_len, meta_of(t, p->m[i])->deadline);
 		p->first = 0;
 		p->count = n;
 	}

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linkemu import paths, procs
+from linkemu.cpus import default_lcores
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.testbed import Bed, daemon_pid, remove_dpdk_leftovers
 
@@ -56,24 +57,6 @@ class Daemon:
 
 class DaemonStartError(LinkemuError):
     """linkemud did not become ready (not a usage error: worth a retry)."""
-
-
-def default_lcores() -> str:
-    """CPU 1 on a machine with >= 2 CPUs, leaving CPU 0 to the kernel's
-    softirqs (veth forwarding happens there) and to the traffic tools; a
-    polling lcore sharing their CPU would starve them. Else CPU 0."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) >= 2:
-        return "1" if 1 in cpus else str(cpus[-1])
-    return str(cpus[0]) if cpus else "0"
-
-
-def tool_cpus() -> str | None:
-    """CPUs for traffic tools: every CPU but the default daemon lcore's,
-    or None (no pinning) on a one-CPU machine."""
-    busy = default_lcores()
-    rest = [c for c in sorted(os.sched_getaffinity(0)) if str(c) != busy]
-    return ",".join(map(str, rest)) if rest else None
 
 
 def validate(cfg: DaemonConfig) -> None:

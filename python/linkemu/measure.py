@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linkemu import netns
-from linkemu.daemon import tool_cpus
+from linkemu.cpus import tool_cpus
 from linkemu.errors import LinkemuError
 from linkemu.stats import percentile
 from linkemu.testbed import Bed

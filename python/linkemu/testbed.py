@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from linkemu import hugepages, netns, paths, procs
+from linkemu.cpus import tool_cpu_mask
 from linkemu.errors import LinkemuError, UsageError
 
 DEFAULT_BED = "default"
@@ -133,6 +134,23 @@ def _side_up(bed: Bed, ns: str, host: str, addr: str) -> None:
     netns.addr_add(bed.ns_dev, f"{addr}/{bed.prefix_len}", ns)
     netns.link_up(bed.ns_dev, ns)
     netns.link_up(host)
+    _steer_receive(bed, ns)
+
+
+def _steer_receive(bed: Bed, ns: str) -> None:
+    """Receive Packet Steering for the namespace's veth end, onto the CPUs
+    linkemud does not poll.
+
+    linkemud hands frames to a veth inside its own TX system call, so the
+    namespace's whole receive path (TCP included) would otherwise run on the
+    daemon's CPU; past the softirq budget it moves to ksoftirqd there, which
+    then time-slices against the polling lcore. Measured with iperf3 TCP
+    through `delay 10ms` over af_xdp: emulation error p99 15.7 ms / max
+    24.7 ms without RPS, p99 39 us / max 137 us with it."""
+    mask = tool_cpu_mask()
+    if mask is None:
+        return
+    netns.ns_run(ns, ["sh", "-c", f"echo {mask} > /sys/class/net/{bed.ns_dev}/queues/rx-0/rps_cpus"])
 
 
 def _static_neighbours(bed: Bed) -> None:

@@ -26,6 +26,7 @@
 #include "frame_meta.h"
 #include "layout.h"
 #include "options.h"
+#include "pm_qos.h"
 #include "ports.h"
 #include "report.h"
 #include "tsc_clock.h"
@@ -300,6 +301,10 @@ static int run(struct daemon *dm)
 		fprintf(stderr, "linkemud: note: %u lcore(s) given, layout %s uses %u; the rest stay idle\n",
 			nlcores, dp_layout_name(dm->plan.kind), dm->plan.nlcores);
 
+	int qos_fd = dm->opt.no_pm_qos ? -1 : pm_qos_hold_zero_latency();
+	if (!dm->opt.no_pm_qos && qos_fd < 0)
+		fprintf(stderr, "linkemud: note: cannot hold /dev/cpu_dma_latency at 0 (%s); "
+				"CPU wake-ups may add latency\n", strerror(errno));
 	dm->started_ns = tsc_clock_now(&dm->clock);
 	print_ready(dm);
 
@@ -307,6 +312,7 @@ static int run(struct daemon *dm)
 		rte_eal_remote_launch(lcore_loop, &dm->plan.lcore[s], dm->plan.lcore[s].lcore_id);
 	lcore_loop(&dm->plan.lcore[0]);
 	rte_eal_mp_wait_lcore();
+	pm_qos_release(qos_fd);
 
 	for (uint16_t p = 0; p < DP_PORTS; p++)
 		(void)rte_eth_dev_stop(p);

@@ -45,6 +45,7 @@ void dp_options_usage(const char *prog)
 	       "  --seed N          seed of every random stream not seeded in its grammar\n"
 	       "  --burst N         frames per RX/TX burst, 1..%u (default 32)\n"
 	       "  --ring-size N     inter-lcore ring entries in the pipeline layout (default 4096)\n"
+	       "  --no-pm-qos       do not hold /dev/cpu_dma_latency at 0 (deep CPU idle: cheaper, later wake-ups)\n"
 	       "  --json            print the final counters as one JSON object on stdout\n"
 	       "  --stats-file F    write the final counters as JSON to F on exit\n"
 	       "  --help, --version\n"
@@ -121,6 +122,8 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 				return -1;
 			}
 			o->ring_size = (unsigned)v;
+		} else if (strcmp(a, "--no-pm-qos") == 0) {
+			o->no_pm_qos = 1;
 		} else if (strcmp(a, "--json") == 0) {
 			o->json = 1;
 		} else if (strcmp(a, "--stats-file") == 0) {

@@ -29,6 +29,7 @@ struct dp_options {
 	const char *stats_file;                  /* final counters as JSON to a file */
 	unsigned burst;                          /* frames per rx/tx burst */
 	unsigned ring_size;                      /* inter-lcore rings (pipeline) */
+	int no_pm_qos;                           /* leave CPU idle states alone */
 };
 
 /* Returns 0 on success; 1 when --help/--version was handled (exit 0);

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import ipaddress
 import json
 import os
@@ -82,6 +84,20 @@ def test_offloads_are_off_on_every_veth_end(bed_up):
         feats = netns.parse_ethtool_features(out)
         on = [f for f in OFFLOADS if feats.get(f) is not False]
         assert not on, f"{ns or 'host'}/{dev}: still on: {on}"
+
+
+def test_namespace_receive_work_is_steered_off_the_daemon_cpu(bed_up):
+    """RPS on each namespace's veth end points at the tool CPUs, so the
+    kernel's receive path does not time-slice against the polling lcore."""
+    from linkemu.cpus import default_lcores, tool_cpu_mask
+    mask = tool_cpu_mask()
+    if mask is None:
+        pytest.skip("one CPU: nothing to steer to")
+    for ns in (bed_up.ns_src, bed_up.ns_dst):
+        got = netns.run(netns.ns_exec_argv(ns, ["cat", "/sys/class/net/eth0/queues/rx-0/rps_cpus"])).stdout
+        value = int(got.strip().replace(",", ""), 16)
+        assert value == int(mask, 16), f"{ns}: rps_cpus {got.strip()}, want {mask}"
+        assert not value & (1 << int(default_lcores())), f"{ns}: RPS includes the daemon's CPU"
 
 
 def test_static_neighbours_so_no_arp_crosses(bed_up):

@@ -42,7 +42,7 @@ static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 static void offer_to_link(struct dp_task *t, struct rte_mbuf **pkts, unsigned n, int use_meta_arrival,
 			  le_ns_t now)
 {
-	struct le_link *link = &t->dir->link;
+	struct le_link *link = &t->dir->models.active->link;
 	for (unsigned i = 0; i < n; i++) {
 		enum le_drop_cause cause;
 		le_ns_t arrival = use_meta_arrival ? meta_of(t, pkts[i])->arrival : now;
@@ -66,8 +66,13 @@ static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, ui
 static void take_due(struct dp_task *t, int stamp_mbuf)
 {
 	struct le_frame frames[DP_BURST_MAX];
+	struct dp_model_slot *ms = &t->dir->models;
 	le_ns_t now = tsc_clock_now(t->ctx->clock);
-	unsigned k = le_link_dequeue(&t->dir->link, now, frames, t->ctx->burst);
+	unsigned k = 0;
+	/* Frames of models being retired first: they were received earlier. */
+	for (unsigned r = 0; r < ms->nretiring && k < t->ctx->burst; r++)
+		k += le_link_dequeue(&ms->retiring[r]->link, now, frames + k, t->ctx->burst - k);
+	k += le_link_dequeue(&ms->active->link, now, frames + k, t->ctx->burst - k);
 	for (unsigned i = 0; i < k; i++) {
 		struct rte_mbuf *m = frames[i].handle;
 		if (stamp_mbuf)
@@ -113,6 +118,7 @@ static unsigned flush_to_ring(struct dp_task *t)
 static unsigned poll_run_to_completion(struct dp_task *t)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
+	dp_model_slot_poll(&t->dir->models, tsc_clock_now(t->ctx->clock));
 	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
 	if (n) {
 		le_ns_t now = tsc_clock_now(t->ctx->clock);
@@ -149,6 +155,7 @@ static unsigned poll_rx(struct dp_task *t)
 static unsigned poll_worker(struct dp_task *t)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
+	dp_model_slot_poll(&t->dir->models, tsc_clock_now(t->ctx->clock));
 	unsigned n = rte_ring_sc_dequeue_burst(t->dir->rx_ring, (void **)pkts, t->ctx->burst, NULL);
 	if (n)
 		offer_to_link(t, pkts, n, 1, 0);

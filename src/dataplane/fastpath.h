@@ -5,7 +5,8 @@
  * and is run by exactly one lcore, so its counters, histogram and pending
  * buffer have a single writer and need no locks or atomics on the fast
  * path. The link model of a direction is touched by one task only (the
- * run-to-completion task or the pipeline worker).
+ * run-to-completion task or the pipeline worker), which also adopts a new
+ * model from the control thread at a burst boundary (model_slot.h).
  *
  *   run to completion:  port_in -> link -> port_out
  *   pipeline:           RX: port_in -> rx_ring
@@ -24,6 +25,7 @@
 #include "counters.h"
 #include "hist.h"
 #include "link.h"
+#include "model_slot.h"
 #include "tsc_clock.h"
 
 #define DP_BURST_MAX 512u
@@ -46,7 +48,7 @@ struct dp_direction {
 	enum le_direction id;
 	uint16_t port_in;
 	uint16_t port_out;
-	struct le_link link;
+	struct dp_model_slot models; /* the link model, swappable at run time */
 	struct rte_ring *rx_ring;   /* pipeline only */
 	struct rte_ring *tx_ring;   /* pipeline only */
 	struct le_counters shutdown_ctr; /* written by the main lcore after the stop */

@@ -22,6 +22,9 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include <rte_pdump.h>
+
+#include "control.h"
 #include "fastpath.h"
 #include "frame_meta.h"
 #include "layout.h"
@@ -29,6 +32,8 @@
 #include "pm_qos.h"
 #include "ports.h"
 #include "report.h"
+#include "state.h"
+#include "telemetry.h"
 #include "tsc_clock.h"
 
 #define MBUF_CACHE 256u
@@ -59,8 +64,9 @@ static void die(const char *fmt, const char *msg)
 	fflush(stderr);
 }
 
-/* argv = [prog, EAL..., "--", app...]. Without "--" every argument is EAL's,
- * except a lone --help/--version which is ours. */
+/* argv = [prog, EAL..., "--", app...]. Without "--" every argument is
+ * EAL's, except when the first is one of our stand-alone options
+ * (--help, --version, --check), which need no EAL at all. */
 static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
 {
 	for (int i = 1; i < argc; i++) {
@@ -72,10 +78,12 @@ static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
 	}
 	*eal_argc = argc;
 	*app_first = argc;
-	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-			  strcmp(argv[1], "--version") == 0)) {
-		*eal_argc = 1;
-		*app_first = 1;
+	static const char *const standalone[] = {"--help", "-h", "--version", "--check"};
+	for (size_t k = 0; argc > 1 && k < sizeof(standalone) / sizeof(standalone[0]); k++) {
+		if (strcmp(argv[1], standalone[k]) == 0) {
+			*eal_argc = 1;
+			*app_first = 1;
+		}
 	}
 }
 
@@ -96,9 +104,8 @@ static uint64_t random_seed(void)
 static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_queues q[DP_PORTS],
 			     const struct dp_plan *plan)
 {
-	uint64_t n = 0;
-	for (int d = 0; d < LE_DIRS; d++)
-		n += o->link[d].limit;
+	/* A live `set` may raise a link's limit up to max_limit. */
+	uint64_t n = (uint64_t)LE_DIRS * o->max_limit;
 	if (plan->kind == DP_LAYOUT_PIPELINE)
 		n += (uint64_t)LE_DIRS * 2 * o->ring_size;
 	n += (uint64_t)plan->ntasks * (DP_BURST_MAX + o->burst);
@@ -120,7 +127,9 @@ struct daemon {
 	struct dp_port_queues queues[DP_PORTS];
 	struct rte_mempool *pool;
 	uint64_t seed;
-	le_ns_t started_ns;
+	struct dp_state state;       /* what the control thread and telemetry see */
+	struct dp_control *control;
+	int pdump_ready;
 };
 
 static int lcore_loop(void *arg)
@@ -137,13 +146,18 @@ static int setup_links(struct daemon *dm, char *err, size_t errlen)
 {
 	for (int d = 0; d < LE_DIRS; d++) {
 		struct dp_direction *dir = &dm->dir[d];
+		char sub[LE_ERR_MAX], name[RTE_RING_NAMESIZE];
 		dir->id = (enum le_direction)d;
 		dir->port_in = d == LE_DIR_A2B ? 0 : 1;
 		dir->port_out = d == LE_DIR_A2B ? 1 : 0;
-		char sub[LE_ERR_MAX];
-		if (le_link_init(&dir->link, &dm->opt.link[d], dir->id, dm->seed, dm->opt.link[d].limit, sub,
-				 sizeof(sub))) {
+		struct dp_model *m = dp_model_new(&dm->opt.link[d], dir->id, dm->seed, sub, sizeof(sub));
+		if (!m) {
 			snprintf(err, errlen, "%s: %s", le_direction_name(d), sub);
+			return -1;
+		}
+		snprintf(name, sizeof(name), "le_%s_retired", le_direction_name(d));
+		if (dp_model_slot_init(&dir->models, m, name, err, errlen)) {
+			dp_model_free(m);
 			return -1;
 		}
 	}
@@ -182,9 +196,9 @@ static int setup_memory_and_ports(struct daemon *dm, char *err, size_t errlen)
 	if (!dm->pool) {
 		double mib = (double)n * (RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf) + 64) / 1048576.0;
 		snprintf(err, errlen,
-			 "cannot allocate %u mbufs (about %.0f MiB of hugepage memory) for the configured "
-			 "limits (a2b %u, b2a %u frames): %s; reserve more hugepages or lower `limit`",
-			 n, mib, dm->opt.link[0].limit, dm->opt.link[1].limit, rte_strerror(rte_errno));
+			 "cannot allocate %u mbufs (about %.0f MiB of hugepage memory) for limits of up to "
+			 "%u frames per direction: %s; reserve more hugepages, or lower `limit`/--max-limit",
+			 n, mib, dm->opt.max_limit, rte_strerror(rte_errno));
 		return -1;
 	}
 	for (uint16_t p = 0; p < DP_PORTS; p++)
@@ -203,10 +217,14 @@ static void shutdown_flush(struct daemon *dm)
 		struct dp_direction *dir = &dm->dir[d];
 		uint64_t *count = &dir->shutdown_ctr.drop[LE_DROP_SHUTDOWN];
 		unsigned k;
-		while ((k = le_link_drain(&dir->link, frames, DP_BURST_MAX)) > 0) {
-			for (unsigned i = 0; i < k; i++)
-				rte_pktmbuf_free(frames[i].handle);
-			*count += k;
+		struct dp_model_slot *ms = &dir->models;
+		for (unsigned r = 0; r <= ms->nretiring; r++) {
+			struct le_link *link = r < ms->nretiring ? &ms->retiring[r]->link : &ms->active->link;
+			while ((k = le_link_drain(link, frames, DP_BURST_MAX)) > 0) {
+				for (unsigned i = 0; i < k; i++)
+					rte_pktmbuf_free(frames[i].handle);
+				*count += k;
+			}
 		}
 		struct rte_ring *rings[2] = {dir->rx_ring, dir->tx_ring};
 		for (int r = 0; r < 2; r++) {
@@ -225,13 +243,9 @@ static int write_reports(struct daemon *dm)
 	struct dp_report *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -1;
-	r->layout = dp_layout_name(dm->plan.kind);
-	r->lcores = dm->plan.nlcores;
-	r->seed = dm->seed;
-	r->tsc_hz = dm->clock.hz;
-	r->tsc_nominal_hz = dm->clock.nominal_hz;
-	r->uptime_s = (double)(tsc_clock_now(&dm->clock) - dm->started_ns) / 1e9;
-	dp_report_collect(r, &dm->plan, dm->dir);
+	pthread_mutex_lock(&dm->state.lock);
+	dp_state_report(&dm->state, r, 0);
+	pthread_mutex_unlock(&dm->state.lock);
 
 	int rc = 0;
 	if (dm->opt.json)
@@ -259,13 +273,46 @@ static int write_reports(struct daemon *dm)
 	return rc;
 }
 
+/* Control socket, telemetry and capture: the ways to watch and steer a
+ * running daemon. Only the control socket is essential enough to refuse
+ * start-up without (when asked for). */
+static int start_observers(struct daemon *dm, char *err, size_t errlen)
+{
+	dm->state = (struct dp_state){
+		.dir = dm->dir, .plan = &dm->plan, .clock = &dm->clock, .pool = dm->pool,
+		.seed = dm->seed, .started_ns = tsc_clock_now(&dm->clock), .max_limit = dm->opt.max_limit,
+	};
+	pthread_mutex_init(&dm->state.lock, NULL);
+	if (dp_telemetry_attach(&dm->state))
+		fprintf(stderr, "linkemud: note: telemetry commands not registered\n");
+	/* rte_pdump needs the multi-process channel (absent with --in-memory). */
+	if (rte_pdump_init() == 0)
+		dm->pdump_ready = 1;
+	else
+		fprintf(stderr, "linkemud: note: capture (rte_pdump) unavailable: %s\n", rte_strerror(rte_errno));
+	if (!dm->opt.no_control) {
+		dm->control = dp_control_start(dm->opt.control_path, &dm->state, err, errlen);
+		if (!dm->control)
+			return -1;
+	}
+	return 0;
+}
+
+static void stop_observers(struct daemon *dm)
+{
+	dp_control_stop(dm->control);
+	dm->control = NULL;
+	dp_telemetry_detach();
+	if (dm->pdump_ready)
+		rte_pdump_uninit();
+	dm->pdump_ready = 0;
+}
+
 static void print_ready(const struct daemon *dm)
 {
-	char text[LE_DIRS][LE_CONFIG_TEXT_MAX];
-	for (int d = 0; d < LE_DIRS; d++)
-		le_config_format(&dm->dir[d].link.cfg, text[d], sizeof(text[d]));
 	printf("linkemud: ready layout=%s lcores=%u seed=%" PRIu64 " tsc_hz=%.0f a2b=\"%s\" b2a=\"%s\"\n",
-	       dp_layout_name(dm->plan.kind), dm->plan.nlcores, dm->seed, dm->clock.hz, text[0], text[1]);
+	       dp_layout_name(dm->plan.kind), dm->plan.nlcores, dm->seed, dm->clock.hz,
+	       dm->dir[0].models.active->text, dm->dir[1].models.active->text);
 	fflush(stdout);
 }
 
@@ -301,11 +348,14 @@ static int run(struct daemon *dm)
 		fprintf(stderr, "linkemud: note: %u lcore(s) given, layout %s uses %u; the rest stay idle\n",
 			nlcores, dp_layout_name(dm->plan.kind), dm->plan.nlcores);
 
+	if (start_observers(dm, err, sizeof(err))) {
+		die("%s", err);
+		return 1;
+	}
 	int qos_fd = dm->opt.no_pm_qos ? -1 : pm_qos_hold_zero_latency();
 	if (!dm->opt.no_pm_qos && qos_fd < 0)
 		fprintf(stderr, "linkemud: note: cannot hold /dev/cpu_dma_latency at 0 (%s); "
 				"CPU wake-ups may add latency\n", strerror(errno));
-	dm->started_ns = tsc_clock_now(&dm->clock);
 	print_ready(dm);
 
 	for (unsigned s = 1; s < dm->plan.nlcores; s++)
@@ -313,6 +363,7 @@ static int run(struct daemon *dm)
 	lcore_loop(&dm->plan.lcore[0]);
 	rte_eal_mp_wait_lcore();
 	pm_qos_release(qos_fd);
+	stop_observers(dm);
 
 	for (uint16_t p = 0; p < DP_PORTS; p++)
 		(void)rte_eth_dev_stop(p);
@@ -322,15 +373,18 @@ static int run(struct daemon *dm)
 
 static void release(struct daemon *dm)
 {
+	stop_observers(dm); /* when run() failed half-way */
+	pthread_mutex_lock(&dm->state.lock);
 	for (uint16_t p = 0; p < rte_eth_dev_count_avail() && p < DP_PORTS; p++)
 		(void)rte_eth_dev_close(p);
 	for (int d = 0; d < LE_DIRS; d++) {
-		le_link_free(&dm->dir[d].link);
+		dp_model_slot_fini(&dm->dir[d].models);
 		rte_ring_free(dm->dir[d].rx_ring);
 		rte_ring_free(dm->dir[d].tx_ring);
 	}
 	dp_plan_free(&dm->plan);
 	rte_mempool_free(dm->pool);
+	pthread_mutex_unlock(&dm->state.lock);
 }
 
 int main(int argc, char **argv)

@@ -46,13 +46,18 @@ void dp_options_usage(const char *prog)
 	       "  --burst N         frames per RX/TX burst, 1..%u (default 32)\n"
 	       "  --ring-size N     inter-lcore ring entries in the pipeline layout (default 4096)\n"
 	       "  --no-pm-qos       do not hold /dev/cpu_dma_latency at 0 (deep CPU idle: cheaper, later wake-ups)\n"
+	       "  --control PATH    control socket (default %s)\n"
+	       "  --no-control      no control socket\n"
+	       "  --max-limit N     largest limit a live `set` may ask for; memory is sized for it\n"
+	       "                    (default: the larger of the two limits, at least %u)\n"
+	       "  --check GRAMMAR   check a link's grammar, print it formatted, exit 0 (or 2 naming the error)\n"
 	       "  --json            print the final counters as one JSON object on stdout\n"
 	       "  --stats-file F    write the final counters as JSON to F on exit\n"
 	       "  --help, --version\n"
 	       "\n"
 	       "Grammar words: delay TIME | loss [random] PERCENT | limit PACKETS | seed N\n"
 	       "Stop with SIGINT or SIGTERM; the final counters are printed.\n",
-	       prog, DP_MAX_BURST);
+	       prog, DP_MAX_BURST, DP_DEFAULT_CONTROL_PATH, DP_DEFAULT_MAX_LIMIT);
 }
 
 static int need_value(int i, int argc, char **argv, char *err, size_t errlen)
@@ -122,6 +127,36 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 				return -1;
 			}
 			o->ring_size = (unsigned)v;
+		} else if (strcmp(a, "--check") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			struct le_link_config c;
+			char text[LE_CONFIG_TEXT_MAX];
+			if (le_config_parse(argv[++i], &c, sub, sizeof(sub))) {
+				snprintf(err, errlen, "%s", sub);
+				return -1;
+			}
+			le_config_format(&c, text, sizeof(text));
+			printf("%s\n", text);
+			return 1;
+		} else if (strcmp(a, "--control") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			o->control_path = argv[++i];
+			if (strlen(o->control_path) >= 108) {
+				snprintf(err, errlen, "--control: path longer than 107 bytes");
+				return -1;
+			}
+		} else if (strcmp(a, "--no-control") == 0) {
+			o->no_control = 1;
+		} else if (strcmp(a, "--max-limit") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (le_parse_u64(argv[++i], 1, LE_MAX_LIMIT, &v, sub, sizeof(sub))) {
+				snprintf(err, errlen, "--max-limit: '%s': %s", argv[i], sub);
+				return -1;
+			}
+			o->max_limit = (uint32_t)v;
 		} else if (strcmp(a, "--no-pm-qos") == 0) {
 			o->no_pm_qos = 1;
 		} else if (strcmp(a, "--json") == 0) {
@@ -136,12 +171,23 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 		}
 	}
 
+	uint32_t largest = DP_DEFAULT_MAX_LIMIT;
 	for (int d = 0; d < LE_DIRS; d++) {
 		char sub[LE_ERR_MAX];
 		if (le_config_parse(o->link_text[d], &o->link[d], sub, sizeof(sub))) {
 			snprintf(err, errlen, "--%s: %s", le_direction_name(d), sub);
 			return -1;
 		}
+		if (o->link[d].limit > largest)
+			largest = o->link[d].limit;
 	}
+	if (o->max_limit == 0) {
+		o->max_limit = largest;
+	} else if (o->max_limit < largest) {
+		snprintf(err, errlen, "--max-limit %u is below a configured limit (%u)", o->max_limit, largest);
+		return -1;
+	}
+	if (!o->control_path)
+		o->control_path = DP_DEFAULT_CONTROL_PATH;
 	return 0;
 }

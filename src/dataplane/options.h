@@ -10,6 +10,9 @@
 #include "config.h"
 #include "link.h"
 
+#define DP_DEFAULT_CONTROL_PATH "/run/linkemu/linkemud.sock"
+#define DP_DEFAULT_MAX_LIMIT 10000u
+
 enum dp_layout_kind {
 	DP_LAYOUT_AUTO = 0,
 	DP_LAYOUT_SINGLE,        /* one lcore does everything, both directions */
@@ -30,9 +33,12 @@ struct dp_options {
 	unsigned burst;                          /* frames per rx/tx burst */
 	unsigned ring_size;                      /* inter-lcore rings (pipeline) */
 	int no_pm_qos;                           /* leave CPU idle states alone */
+	uint32_t max_limit;                      /* largest `limit` a live change may set */
+	const char *control_path;                /* control socket, NULL: default */
+	int no_control;                          /* no control socket at all */
 };
 
-/* Returns 0 on success; 1 when --help/--version was handled (exit 0);
+/* Returns 0 on success; 1 when --help/--version/--check was handled (exit 0);
  * -1 on error with a message naming the option in err. */
 int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, size_t errlen);
 void dp_options_usage(const char *prog);

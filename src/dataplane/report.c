@@ -11,19 +11,20 @@ void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const st
 		struct dp_direction_report *out = &r->dir[d];
 		const struct dp_direction *dir = &dirs[d];
 		memset(&out->ctr, 0, sizeof(out->ctr));
+		out->in_flight_base = 0;
 		le_hist_init(&out->error);
-		out->in_flight = le_link_depth(&dir->link);
+		out->in_flight = dp_model_slot_depth(&dir->models);
 		if (dir->rx_ring)
 			out->in_flight += rte_ring_count(dir->rx_ring);
 		if (dir->tx_ring)
 			out->in_flight += rte_ring_count(dir->tx_ring);
 		/* The model's own rx/tx are internal hand-overs, not port
 		 * counts; only its drops belong to the direction's totals. */
-		out->ctr.drop[LE_DROP_LOSS] += dir->link.ctr.drop[LE_DROP_LOSS];
-		out->ctr.drop[LE_DROP_QUEUE_FULL] += dir->link.ctr.drop[LE_DROP_QUEUE_FULL];
+		dp_model_slot_drops(&dir->models, &out->ctr);
 		le_counters_add(&out->ctr, &dir->shutdown_ctr);
-		le_config_format(&dir->link.cfg, out->config, sizeof(out->config));
-		out->seed = dir->link.seed;
+		const struct dp_model *m = __atomic_load_n(&dir->models.active, __ATOMIC_ACQUIRE);
+		snprintf(out->config, sizeof(out->config), "%s", m->text);
+		out->seed = m->link.seed;
 	}
 	for (unsigned i = 0; i < plan->ntasks; i++) {
 		const struct dp_task *t = plan->task[i];
@@ -34,9 +35,44 @@ void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const st
 	}
 }
 
+static void hist_subtract(struct le_hist *h, const struct le_hist *base)
+{
+	h->count -= base->count;
+	h->overflow -= base->overflow;
+	h->sum -= base->sum;
+	h->min = UINT64_MAX;
+	h->max = 0;
+	for (unsigned i = 0; i < LE_HIST_BUCKETS; i++) {
+		h->bucket[i] -= base->bucket[i];
+		if (h->bucket[i]) {
+			if (h->min == UINT64_MAX)
+				h->min = le_hist_bucket_low(i);
+			h->max = le_hist_bucket_high(i);
+		}
+	}
+}
+
+void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
+{
+	for (int d = 0; d < LE_DIRS; d++) {
+		struct le_counters *c = &r->dir[d].ctr;
+		const struct le_counters *b = &base->dir[d].ctr;
+		c->rx -= b->rx;
+		c->tx -= b->tx;
+		c->rx_bytes -= b->rx_bytes;
+		c->tx_bytes -= b->tx_bytes;
+		for (int k = 0; k < LE_DROP_CAUSES; k++)
+			c->drop[k] -= b->drop[k];
+		hist_subtract(&r->dir[d].error, &base->dir[d].error);
+		r->dir[d].in_flight_base = base->dir[d].in_flight;
+	}
+}
+
 int dp_report_conserved(const struct dp_direction_report *d)
 {
-	return d->ctr.rx == d->ctr.tx + le_counters_dropped(&d->ctr) + d->in_flight;
+	/* Since a reset, the frames in flight at the reset were received
+	 * before it but may leave after it. */
+	return d->ctr.rx + d->in_flight_base == d->ctr.tx + le_counters_dropped(&d->ctr) + d->in_flight;
 }
 
 void dp_report_print_human(FILE *f, const struct dp_report *r)
@@ -89,8 +125,10 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 	fprintf(f, "{\"version\": \"%s\", \"layout\": ", LINKEMUD_VERSION);
 	json_string(f, r->layout);
 	fprintf(f, ", \"lcores\": %u, \"seed\": %" PRIu64 ", \"tsc_hz\": %.1f, \"tsc_nominal_hz\": %.1f, "
-		   "\"uptime_s\": %.6f, \"directions\": {",
-		r->lcores, r->seed, r->tsc_hz, r->tsc_nominal_hz, r->uptime_s);
+		   "\"uptime_s\": %.6f, \"time_ns\": %" PRIu64 ", \"mempool_size\": %" PRIu64
+		   ", \"mempool_in_use\": %" PRIu64 ", \"directions\": {",
+		r->lcores, r->seed, r->tsc_hz, r->tsc_nominal_hz, r->uptime_s, r->time_ns, r->mempool_size,
+		r->mempool_in_use);
 	for (int d = 0; d < LE_DIRS; d++) {
 		const struct dp_direction_report *x = &r->dir[d];
 		all_conserved &= dp_report_conserved(x);

@@ -12,6 +12,7 @@
 struct dp_direction_report {
 	struct le_counters ctr;   /* rx, tx, bytes, drops by every cause */
 	uint64_t in_flight;       /* measured: link + rings + pending buffers */
+	uint64_t in_flight_base;  /* in flight when `reset stats` was taken, else 0 */
 	struct le_hist error;     /* emulation error, merged over tasks */
 	char config[LE_CONFIG_TEXT_MAX];
 	uint64_t seed;
@@ -24,6 +25,9 @@ struct dp_report {
 	double tsc_hz;
 	double tsc_nominal_hz;
 	double uptime_s;
+	uint64_t time_ns;          /* model time of the snapshot */
+	uint64_t mempool_size;
+	uint64_t mempool_in_use;   /* mbufs out of the pool (held, in rings, in drivers) */
 	struct dp_direction_report dir[LE_DIRS];
 };
 
@@ -31,6 +35,10 @@ struct dp_report {
  * snapshot that may be a burst apart between counters. */
 void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const struct dp_direction dirs[LE_DIRS]);
 int dp_report_conserved(const struct dp_direction_report *d);
+/* r -= base: counters and histograms since base was taken (`reset stats`).
+ * in_flight stays as measured; min/max become the edges of the extreme
+ * non-empty buckets. */
+void dp_report_subtract(struct dp_report *r, const struct dp_report *base);
 void dp_report_print_human(FILE *f, const struct dp_report *r);
 void dp_report_print_json(FILE *f, const struct dp_report *r);
 

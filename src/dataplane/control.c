@@ -1,0 +1,438 @@
+#define _GNU_SOURCE /* accept4 */
+#include "control.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+
+#define POLL_MS 50          /* also how often drained models are freed */
+#define APPLY_TIMEOUT_MS 2000
+
+struct client {
+	int fd;                         /* -1: free slot */
+	size_t len;                     /* bytes of the current line */
+	int discarding;                 /* overlong line: skip to its newline */
+	char line[DP_CONTROL_LINE_MAX + 1];
+};
+
+struct dp_control {
+	int listen_fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct dp_state *st;
+	pthread_t thread;
+	volatile int stop;
+	struct client client[DP_CONTROL_CLIENTS];
+};
+
+/* --- replies -------------------------------------------------------- */
+
+/* A reply is written whole or the client is dropped: a client that does
+ * not read its replies must not make us wait. */
+static void client_close(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->len = 0;
+	c->discarding = 0;
+}
+
+static void send_text(struct client *c, const char *text, size_t len)
+{
+	while (len > 0 && c->fd >= 0) {
+		ssize_t n = send(c->fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n <= 0) {
+			client_close(c);
+			return;
+		}
+		text += n;
+		len -= (size_t)n;
+	}
+}
+
+static void json_escape_to(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void reply_error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply_error(struct client *c, const char *fmt, ...)
+{
+	char msg[LE_ERR_MAX + 128], *buf = NULL;
+	size_t len = 0;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	fputs("{\"ok\": false, \"error\": ", f);
+	json_escape_to(f, msg);
+	fputs("}\n", f);
+	fclose(f);
+	send_text(c, buf, len);
+	free(buf);
+}
+
+/* --- commands -------------------------------------------------------- */
+
+static const char HELP[] =
+	"help | show | set a2b|b2a GRAMMAR | stats | reset stats   (one command per line; JSON replies)";
+
+static int parse_dir(const char *w, enum le_direction *d)
+{
+	for (int i = 0; i < LE_DIRS; i++)
+		if (strcmp(w, le_direction_name(i)) == 0) {
+			*d = (enum le_direction)i;
+			return 0;
+		}
+	return -1;
+}
+
+static void cmd_show(struct dp_control *ctl, struct client *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	fputs("{\"ok\": true", f);
+	for (int d = 0; d < LE_DIRS; d++) {
+		const struct dp_model *m = __atomic_load_n(&ctl->st->dir[d].models.active, __ATOMIC_ACQUIRE);
+		fprintf(f, ", \"%s\": ", le_direction_name(d));
+		json_escape_to(f, m->text);
+	}
+	fputs("}\n", f);
+	fclose(f);
+	send_text(c, buf, len);
+	free(buf);
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Builds the model here, hands it to the lcore and waits until the lcore
+ * has switched, so that every frame received after the reply meets the
+ * new link. */
+static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
+{
+	char *dir_word = args;
+	while (*dir_word == ' ' || *dir_word == '\t')
+		dir_word++;
+	char *grammar = dir_word + strcspn(dir_word, " \t");
+	if (*grammar)
+		*grammar++ = '\0';
+	enum le_direction d;
+	if (!*dir_word) {
+		reply_error(c, "set: missing direction (a2b or b2a)");
+		return;
+	}
+	if (parse_dir(dir_word, &d)) {
+		reply_error(c, "set: unknown direction '%s' (a2b or b2a)", dir_word);
+		return;
+	}
+	struct le_link_config cfg;
+	char err[LE_ERR_MAX];
+	if (le_config_parse(grammar, &cfg, err, sizeof(err))) {
+		reply_error(c, "set %s: %s", dir_word, err);
+		return;
+	}
+	/* Memory was sized for max_limit: a larger queue could hold more
+	 * mbufs than the pool has. */
+	uint32_t max_limit = ctl->st->max_limit;
+	if (cfg.limit > max_limit) {
+		reply_error(c, "set %s: limit %u exceeds the %u frames linkemud reserved memory for "
+			       "(restart it with --max-limit)", dir_word, cfg.limit, max_limit);
+		return;
+	}
+	struct dp_direction *dir = &ctl->st->dir[d];
+	struct dp_model *m = dp_model_new(&cfg, d, ctl->st->seed, err, sizeof(err));
+	if (!m) {
+		reply_error(c, "set %s: %s", dir_word, err);
+		return;
+	}
+	uint64_t seq = __atomic_load_n(&dir->models.applied_seq, __ATOMIC_ACQUIRE);
+	unsigned waited = 0;
+	while (dp_model_slot_publish(&dir->models, m)) {
+		if (waited >= APPLY_TIMEOUT_MS) {
+			dp_model_free(m);
+			reply_error(c, "set %s: the data plane did not take the previous change in %u ms",
+				    dir_word, APPLY_TIMEOUT_MS);
+			return;
+		}
+		dp_state_collect(ctl->st);
+		sleep_ms(1);
+		waited++;
+	}
+	/* Spin briefly (the lcore swaps within one poll), then sleep. */
+	for (unsigned spins = 0; __atomic_load_n(&dir->models.applied_seq, __ATOMIC_ACQUIRE) == seq; spins++) {
+		if (spins > 100000) {
+			sleep_ms(1);
+			if (++waited >= APPLY_TIMEOUT_MS) {
+				/* The lcore will still take it; say so rather than lie. */
+				reply_error(c, "set %s: not applied within %u ms (data plane stalled?)", dir_word,
+					    APPLY_TIMEOUT_MS);
+				return;
+			}
+		}
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	fprintf(f, "{\"ok\": true, \"dir\": \"%s\", \"config\": ", dir_word);
+	json_escape_to(f, m->text);
+	fprintf(f, ", \"applied_ns\": %" PRIu64 "}\n", __atomic_load_n(&dir->models.applied_ns, __ATOMIC_RELAXED));
+	fclose(f);
+	send_text(c, buf, len);
+	free(buf);
+}
+
+static void cmd_stats(struct dp_control *ctl, struct client *c)
+{
+	struct dp_report *r = calloc(1, sizeof(*r));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = r ? open_memstream(&buf, &len) : NULL;
+	if (!f) {
+		free(r);
+		reply_error(c, "stats: out of memory");
+		return;
+	}
+	pthread_mutex_lock(&ctl->st->lock);
+	dp_state_report(ctl->st, r, 1);
+	pthread_mutex_unlock(&ctl->st->lock);
+	fputs("{\"ok\": true, \"stats\": ", f);
+	dp_report_print_json(f, r); /* ends with a newline */
+	fclose(f);
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	send_text(c, buf, len);
+	send_text(c, "}\n", 2);
+	free(buf);
+	free(r);
+}
+
+static void cmd_reset_stats(struct dp_control *ctl, struct client *c)
+{
+	struct dp_report *r = calloc(1, sizeof(*r));
+	if (!r) {
+		reply_error(c, "reset stats: out of memory");
+		return;
+	}
+	pthread_mutex_lock(&ctl->st->lock);
+	dp_state_report(ctl->st, r, 0);
+	free(ctl->st->baseline);
+	ctl->st->baseline = r;
+	pthread_mutex_unlock(&ctl->st->lock);
+	send_text(c, "{\"ok\": true}\n", 13);
+}
+
+static int is_text(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if ((ch < 0x20 && ch != '\t') || ch >= 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+static void handle_line(struct dp_control *ctl, struct client *c, char *line, size_t len)
+{
+	if (len && line[len - 1] == '\r')
+		line[--len] = '\0';
+	if (!is_text(line, len)) {
+		reply_error(c, "line is not text");
+		return;
+	}
+	char *cmd = line;
+	while (*cmd == ' ' || *cmd == '\t')
+		cmd++;
+	size_t wlen = strcspn(cmd, " \t");
+	char *rest = cmd + wlen;
+	char *after = rest + strspn(rest, " \t");
+	if (wlen == 0) {
+		reply_error(c, "empty line (try help)");
+	} else if (wlen == 4 && strncmp(cmd, "help", 4) == 0 && !*after) {
+		send_text(c, "{\"ok\": true, \"help\": \"", 22);
+		send_text(c, HELP, sizeof(HELP) - 1);
+		send_text(c, "\"}\n", 3);
+	} else if (wlen == 4 && strncmp(cmd, "show", 4) == 0 && !*after) {
+		cmd_show(ctl, c);
+	} else if (wlen == 3 && strncmp(cmd, "set", 3) == 0) {
+		cmd_set(ctl, c, rest);
+	} else if (wlen == 5 && strncmp(cmd, "stats", 5) == 0 && !*after) {
+		cmd_stats(ctl, c);
+	} else if (wlen == 5 && strncmp(cmd, "reset", 5) == 0 && strcmp(after, "stats") == 0) {
+		cmd_reset_stats(ctl, c);
+	} else {
+		cmd[wlen] = '\0';
+		reply_error(c, "unknown command '%.64s' (expected help, show, set, stats, reset stats)%s", cmd,
+			    *after ? " or unexpected words after it" : "");
+	}
+}
+
+/* --- the thread -------------------------------------------------------- */
+
+static void client_read(struct dp_control *ctl, struct client *c)
+{
+	char buf[2048];
+	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		client_close(c); /* half a line then gone: forgotten */
+		return;
+	}
+	for (ssize_t i = 0; i < n && c->fd >= 0; i++) {
+		char ch = buf[i];
+		if (ch == '\n') {
+			if (!c->discarding) {
+				c->line[c->len] = '\0';
+				handle_line(ctl, c, c->line, c->len);
+			}
+			c->len = 0;
+			c->discarding = 0;
+		} else if (c->discarding) {
+			continue;
+		} else if (c->len == DP_CONTROL_LINE_MAX) {
+			reply_error(c, "line longer than %d bytes", DP_CONTROL_LINE_MAX);
+			c->discarding = 1;
+			c->len = 0;
+		} else {
+			c->line[c->len++] = ch;
+		}
+	}
+}
+
+static void accept_client(struct dp_control *ctl)
+{
+	int fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (int i = 0; i < DP_CONTROL_CLIENTS; i++) {
+		if (ctl->client[i].fd < 0) {
+			ctl->client[i].fd = fd;
+			ctl->client[i].len = 0;
+			ctl->client[i].discarding = 0;
+			return;
+		}
+	}
+	static const char busy[] = "{\"ok\": false, \"error\": \"too many control clients\"}\n";
+	(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static void *control_main(void *arg)
+{
+	struct dp_control *ctl = arg;
+	struct pollfd pfd[1 + DP_CONTROL_CLIENTS];
+	while (!ctl->stop) {
+		int n = 0, map[DP_CONTROL_CLIENTS];
+		pfd[n++] = (struct pollfd){.fd = ctl->listen_fd, .events = POLLIN};
+		for (int i = 0; i < DP_CONTROL_CLIENTS; i++) {
+			if (ctl->client[i].fd >= 0) {
+				map[n - 1] = i;
+				pfd[n++] = (struct pollfd){.fd = ctl->client[i].fd, .events = POLLIN};
+			}
+		}
+		int ready = poll(pfd, (nfds_t)n, POLL_MS);
+		dp_state_collect(ctl->st);
+		if (ready <= 0)
+			continue;
+		if (pfd[0].revents & POLLIN)
+			accept_client(ctl);
+		for (int k = 1; k < n; k++)
+			if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))
+				client_read(ctl, &ctl->client[map[k - 1]]);
+	}
+	return NULL;
+}
+
+struct dp_control *dp_control_start(const char *path, struct dp_state *st, char *err, size_t errlen)
+{
+	struct dp_control *ctl = calloc(1, sizeof(*ctl));
+	if (!ctl) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ctl->st = st;
+	for (int i = 0; i < DP_CONTROL_CLIENTS; i++)
+		ctl->client[i].fd = -1;
+	snprintf(ctl->path, sizeof(ctl->path), "%s", path);
+
+	/* The socket's directory: create it root-only if missing. */
+	char dir[sizeof(ctl->path)];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			snprintf(err, errlen, "control socket: cannot create %s: %s", dir, strerror(errno));
+			free(ctl);
+			return NULL;
+		}
+	}
+	ctl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	unlink(path); /* a stale socket from a crashed run */
+	mode_t old = umask(0177); /* the socket is born 0600 */
+	int rc = ctl->listen_fd < 0 ? -1 : bind(ctl->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc || listen(ctl->listen_fd, 8) || chmod(path, 0600)) {
+		snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
+		if (ctl->listen_fd >= 0)
+			close(ctl->listen_fd);
+		free(ctl);
+		return NULL;
+	}
+	/* A control thread: EAL pins it off the lcores' CPUs. */
+	if ((rc = rte_ctrl_thread_create(&ctl->thread, "linkemu-ctl", NULL, control_main, ctl)) != 0) {
+		snprintf(err, errlen, "control thread: %s", strerror(rc < 0 ? -rc : rc));
+		close(ctl->listen_fd);
+		unlink(path);
+		free(ctl);
+		return NULL;
+	}
+	return ctl;
+}
+
+void dp_control_stop(struct dp_control *ctl)
+{
+	if (!ctl)
+		return;
+	ctl->stop = 1;
+	pthread_join(ctl->thread, NULL);
+	for (int i = 0; i < DP_CONTROL_CLIENTS; i++)
+		client_close(&ctl->client[i]);
+	close(ctl->listen_fd);
+	unlink(ctl->path);
+	free(ctl);
+}

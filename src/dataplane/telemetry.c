@@ -1,0 +1,92 @@
+#include "telemetry.h"
+
+#include <stdlib.h>
+
+#include <rte_telemetry.h>
+
+/* The one state the callbacks may read; NULL when detached. Guarded by
+ * its own lock because telemetry runs on its own thread. */
+static struct dp_state *g_state;
+
+static void add_direction(struct rte_tel_data *d, const struct dp_direction_report *x)
+{
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "config", x->config);
+	rte_tel_data_add_dict_u64(d, "rx", x->ctr.rx);
+	rte_tel_data_add_dict_u64(d, "tx", x->ctr.tx);
+	rte_tel_data_add_dict_u64(d, "rx_bytes", x->ctr.rx_bytes);
+	rte_tel_data_add_dict_u64(d, "tx_bytes", x->ctr.tx_bytes);
+	rte_tel_data_add_dict_u64(d, "in_flight", x->in_flight);
+	rte_tel_data_add_dict_u64(d, "dropped_total", le_counters_dropped(&x->ctr));
+	for (int c = 0; c < LE_DROP_CAUSES; c++) {
+		char name[48];
+		snprintf(name, sizeof(name), "dropped_%s", le_drop_cause_name(c));
+		rte_tel_data_add_dict_u64(d, name, x->ctr.drop[c]);
+	}
+	rte_tel_data_add_dict_u64(d, "error_count", x->error.count);
+	rte_tel_data_add_dict_u64(d, "error_p50_ns", le_hist_quantile(&x->error, 0.5));
+	rte_tel_data_add_dict_u64(d, "error_p99_ns", le_hist_quantile(&x->error, 0.99));
+	rte_tel_data_add_dict_u64(d, "error_p999_ns", le_hist_quantile(&x->error, 0.999));
+	rte_tel_data_add_dict_u64(d, "error_max_ns", x->error.max);
+}
+
+static int cb_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	struct dp_state *st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	if (!st)
+		return -1;
+	struct dp_report *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -1;
+	pthread_mutex_lock(&st->lock);
+	dp_state_report(st, r, 0);
+	pthread_mutex_unlock(&st->lock);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "uptime_ns", (uint64_t)(r->uptime_s * 1e9));
+	rte_tel_data_add_dict_u64(d, "mempool_in_use", r->mempool_in_use);
+	for (int k = 0; k < LE_DIRS; k++) {
+		struct rte_tel_data *sub = rte_tel_data_alloc();
+		if (!sub)
+			break;
+		add_direction(sub, &r->dir[k]);
+		rte_tel_data_add_dict_container(d, le_direction_name(k), sub, 0);
+	}
+	free(r);
+	return 0;
+}
+
+static int cb_config(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	struct dp_state *st = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+	if (!st)
+		return -1;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&st->lock);
+	for (int k = 0; k < LE_DIRS; k++) {
+		const struct dp_model *m = __atomic_load_n(&st->dir[k].models.active, __ATOMIC_ACQUIRE);
+		rte_tel_data_add_dict_string(d, le_direction_name(k), m->text);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return 0;
+}
+
+int dp_telemetry_attach(struct dp_state *st)
+{
+	__atomic_store_n(&g_state, st, __ATOMIC_RELEASE);
+	if (rte_telemetry_register_cmd("/linkemu/stats", cb_stats,
+				       "linkemu counters per direction. Takes no parameters") ||
+	    rte_telemetry_register_cmd("/linkemu/config", cb_config,
+				       "linkemu links as grammar text. Takes no parameters"))
+		return -1;
+	return 0;
+}
+
+void dp_telemetry_detach(void)
+{
+	/* Commands cannot be unregistered; they answer -1 from now on. */
+	__atomic_store_n(&g_state, NULL, __ATOMIC_RELEASE);
+}

@@ -1,10 +1,13 @@
-/* One direction of the link: the stages of DESIGN.md §2 in order
- * (loss -> queue limit -> delay), with the model's own accounting. */
+/* One link: the stages of DESIGN.md section 2 in order, with the model's
+ * own accounting and virtual clock; see link.h. */
 #include "link.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "ecn.h"
+#include "rate.h"
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -32,71 +35,431 @@ const char *le_direction_name(enum le_direction d)
 	}
 }
 
-int le_link_init(struct le_link *l, const struct le_link_config *cfg, enum le_direction dir,
-		 uint64_t default_seed, uint32_t capacity, char *err, size_t errlen)
+static le_ns_t max_ns(le_ns_t a, le_ns_t b)
 {
-	memset(l, 0, sizeof(*l));
+	return a > b ? a : b;
+}
+
+static le_ns_t add_sat(le_ns_t a, le_ns_t b)
+{
+	/* A deadline that wrapped would send the frame at once. */
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Room the delay line needs: every held frame, plus due frames the data
+ * plane has not taken yet (a poll's worth, normally). */
+static uint64_t line_capacity(uint32_t limit)
+{
+	uint64_t slack = limit / 8 > 1024 ? limit / 8 : 1024;
+	return (uint64_t)limit + slack;
+}
+
+/* --- init ----------------------------------------------------------------- */
+
+static int check_config(const struct le_link_config *cfg, char *err, size_t errlen)
+{
 	if (cfg->limit < 1 || cfg->limit > LE_MAX_LIMIT) {
-		set_err(err, errlen, "limit %u is out of range (1 .. %u)", (unsigned)cfg->limit,
-			LE_MAX_LIMIT);
+		set_err(err, errlen, "limit %u is out of range (1 .. %u)", (unsigned)cfg->limit, LE_MAX_LIMIT);
 		return -1;
 	}
-	if (cfg->delay > LE_MAX_DELAY_NS) {
+	if (cfg->delay > LE_MAX_DELAY_NS || cfg->jitter > LE_MAX_DELAY_NS) {
 		set_err(err, errlen, "delay %llu ns is out of range (max 3600s)",
-			(unsigned long long)cfg->delay);
+			(unsigned long long)(cfg->delay > cfg->jitter ? cfg->delay : cfg->jitter));
 		return -1;
 	}
-	/* The line must hold `limit` frames, so the queue limit, not the
-	 * line's size, is what decides queue_full drops. */
-	if (capacity < cfg->limit) {
-		set_err(err, errlen, "capacity %u is below the link's limit %u", (unsigned)capacity,
-			(unsigned)cfg->limit);
+	if (cfg->trace.enabled && cfg->rate.bps) {
+		set_err(err, errlen, "trace and rate both set the link's serializer: give one");
 		return -1;
 	}
-	if (le_delay_line_init(&l->line, capacity) < 0) {
-		set_err(err, errlen, "cannot allocate a delay line for %u frames", (unsigned)capacity);
-		return -1;
-	}
+	return 0;
+}
+
+static int check_ops(const struct le_link_config *c, const struct le_frame_ops *ops, char *err,
+		     size_t errlen)
+{
+	const char *what = NULL;
+
+	if (ops == NULL || ops->free == NULL)
+		what = "free (every link can drop frames)";
+	else if (c->duplicate_set && ops->clone == NULL)
+		what = "clone (duplicate)";
+	else if ((c->corrupt_set || c->ecn || (c->codel.enabled && c->codel.ecn)) && ops->bytes == NULL)
+		what = "bytes (corrupt, ecn)";
+	if (what == NULL)
+		return 0;
+	set_err(err, errlen, "the frame operations lack %s", what);
+	return -1;
+}
+
+static int init_common(struct le_link *l, const struct le_link_config *cfg, enum le_direction dir,
+		       uint32_t cls, uint64_t default_seed, uint64_t capacity, char *err, size_t errlen)
+{
+	char sub[LE_ERR_MAX];
+
 	l->cfg = *cfg;
 	l->direction = (uint32_t)dir;
+	l->cls = cls;
 	l->seed = cfg->seed_set ? cfg->seed : default_seed;
-	le_loss_init(&l->loss, l->seed, l->direction);
+	le_loss_init_class(&l->loss, l->seed, l->direction, cls);
+	le_chance_init(&l->dup, l->seed, l->direction, cls, LE_STREAM_DUPLICATE);
+	le_chance_init(&l->corrupt, l->seed, l->direction, cls, LE_STREAM_CORRUPT);
+	le_chance_init(&l->reorder, l->seed, l->direction, cls, LE_STREAM_REORDER);
+	le_codel_init(&l->codel);
+	l->has_queue = le_config_has_queue(cfg);
+	if (capacity > (1u << 31)) {
+		set_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
+		return -1;
+	}
+	if (le_jitter_init(&l->jitter, cfg, l->seed, l->direction, cls, sub, sizeof(sub)) < 0 ||
+	    le_slot_init(&l->slot, &cfg->slot, l->seed, l->direction, cls, sub, sizeof(sub)) < 0) {
+		set_err(err, errlen, "distribution: %s", sub);
+		return -1;
+	}
+	if (cfg->trace.enabled &&
+	    le_trace_load(cfg->trace.file, cfg->trace.us, &l->trace, sub, sizeof(sub)) < 0) {
+		set_err(err, errlen, "%s: %s", cfg->trace.us ? "trace-us" : "trace", sub);
+		return -1;
+	}
+	if (le_queue_init(&l->queue, l->has_queue ? cfg->limit : 0) < 0 ||
+	    le_delay_line_init_form(&l->line, (uint32_t)capacity, le_config_reorders(cfg)) < 0) {
+		set_err(err, errlen, "cannot allocate storage for %llu frames (limit %u)",
+			(unsigned long long)capacity, (unsigned)cfg->limit);
+		return -1;
+	}
+	return 0;
+}
+
+int le_link_init_ops(struct le_link *l, const struct le_link_config *cfg, enum le_direction dir,
+		     uint32_t cls, uint64_t default_seed, const struct le_frame_ops *ops, char *err,
+		     size_t errlen)
+{
+	memset(l, 0, sizeof(*l));
+	if (check_config(cfg, err, errlen) < 0 || check_ops(cfg, ops, err, errlen) < 0)
+		return -1;
+	l->ops = *ops;
+	if (init_common(l, cfg, dir, cls, default_seed, line_capacity(cfg->limit), err, errlen) < 0) {
+		le_link_free(l);
+		return -1;
+	}
 	return 0;
 }
 
 void le_link_free(struct le_link *l)
 {
 	le_delay_line_free(&l->line);
+	le_queue_free(&l->queue);
+	le_trace_free(&l->trace);
+	le_jitter_free(&l->jitter);
+	le_slot_free(&l->slot);
 }
 
-int le_link_enqueue(struct le_link *l, void *handle, uint32_t len, le_ns_t arrival,
-		    enum le_drop_cause *cause)
+/* --- frames ---------------------------------------------------------------- */
+
+static void drop(struct le_link *l, const struct le_frame *f, enum le_drop_cause cause)
 {
+	l->ctr.drop[cause]++;
+	l->ops.free(l->ops.ctx, f->handle);
+}
+
+static uint8_t *frame_bytes(struct le_link *l, const struct le_frame *f, uint32_t *n)
+{
+	uint8_t *b;
+
+	if (l->ops.bytes == NULL)
+		return NULL;
+	b = l->ops.bytes(l->ops.ctx, f->handle, n);
+	if (b != NULL && *n > f->len)
+		*n = f->len;
+	return b;
+}
+
+static int mark_ce(struct le_link *l, struct le_frame *f)
+{
+	uint32_t n = 0;
+	uint8_t *b = frame_bytes(l, f, &n);
+
+	return b != NULL && le_ecn_set_ce(b, n);
+}
+
+static uint32_t held(const struct le_link *l)
+{
+	return l->queue.count + (uint32_t)l->transit + le_delay_line_held(&l->line);
+}
+
+uint32_t le_link_depth(const struct le_link *l)
+{
+	return l->queue.count + (uint32_t)l->transit + le_delay_line_count(&l->line);
+}
+
+uint32_t le_link_held(const struct le_link *l)
+{
+	return held(l);
+}
+
+/* After the serializer: slot gate (behind a rate), delay with jitter, or
+ * none for a frame `reorder` chose, then the delay line. */
+static void deliver(struct le_link *l, struct le_frame *f, le_ns_t out)
+{
+	const struct le_link_config *c = &l->cfg;
+	le_ns_t d, deadline;
+	int reordered = 0;
+
+	if (c->slot.enabled && c->rate.bps) {
+		out = le_slot_when(&l->slot, &c->slot, out);
+		le_slot_consume(&l->slot, &c->slot, f->len);
+	}
+	/* Drawn for every frame, reordered or not, so the jitter stream does
+	 * not depend on reorder's choices. */
+	d = c->jitter ? le_jitter_delay(&l->jitter, c) : c->delay;
+	if (c->reorder_set) {
+		/* netem_enqueue: within `gap` frames of the last reordered one a
+		 * frame is delayed without a draw; after, with probability P it
+		 * skips the delay. */
+		if (l->reorder_counter + 1 >= c->gap && le_chance_draw(&l->reorder, &c->reorder)) {
+			reordered = 1;
+			l->reorder_counter = 0;
+			l->ctr.event[LE_EVENT_REORDERED]++;
+		} else {
+			l->reorder_counter++;
+		}
+	}
+	deadline = reordered ? out : add_sat(out, d);
+	if (c->noreorder && deadline < l->last_deadline)
+		deadline = l->last_deadline;
+	if (deadline > l->last_deadline)
+		l->last_deadline = deadline;
+	f->deadline = deadline;
+	if (le_delay_line_push(&l->line, f) < 0)
+		drop(l, f, LE_DROP_STALLED); /* cannot happen: admission keeps room */
+}
+
+static void codel_drop(void *ctx, struct le_frame *f)
+{
+	drop(ctx, f, LE_DROP_CODEL);
+}
+
+static int codel_mark(void *ctx, struct le_frame *f)
+{
+	struct le_link *l = ctx;
+
+	if (!mark_ce(l, f))
+		return 0;
+	l->ctr.event[LE_EVENT_CODEL_MARKED]++;
+	return 1;
+}
+
+/* The queue's next frame for the serializer at virtual time `now`. */
+static int take(struct le_link *l, le_ns_t now, struct le_frame *f)
+{
+	if (l->cfg.codel.enabled) {
+		const struct le_codel_io io = { l, codel_drop, codel_mark };
+		return le_codel_dequeue(&l->codel, &l->cfg.codel, &l->queue, now, &io, f);
+	}
+	return le_queue_pop(&l->queue, f);
+}
+
+/* Rate or slot serializer: serve every frame whose start is at or before t. */
+static void serve(struct le_link *l, le_ns_t t)
+{
+	const struct le_link_config *c = &l->cfg;
+	const struct le_frame *h;
 	struct le_frame f;
+
+	while ((h = le_queue_head(&l->queue)) != NULL) {
+		le_ns_t s = max_ns(h->arrival, l->floor);
+
+		if (c->rate.bps)
+			s = max_ns(s, l->busy);
+		else
+			s = le_slot_when(&l->slot, &c->slot, s);
+		if (s > t)
+			break;
+		if (take(l, s, &f) < 0)
+			continue; /* CoDel dropped all it could take at s */
+		if (c->rate.bps) {
+			l->busy = add_sat(s, le_rate_packet_time(&c->rate, f.len));
+			deliver(l, &f, l->busy);
+		} else {
+			le_slot_consume(&l->slot, &c->slot, f.len);
+			deliver(l, &f, s);
+		}
+	}
+}
+
+/* Trace serializer (Mahimahi's rationalize): every opportunity up to t. */
+static void serve_trace(struct le_link *l, le_ns_t t)
+{
+	const int once = l->cfg.trace.once;
+
+	if (!l->tpos.started)
+		return;
+	while (!l->tpos.ended) {
+		le_ns_t when = le_trace_next(&l->trace, &l->tpos);
+		uint32_t bytes = LE_TRACE_OPPORTUNITY;
+
+		if (when > t)
+			break;
+		if (!l->transit && l->queue.count == 0) {
+			/* Idle: the opportunities until t are lost unused. */
+			le_trace_skip_after(&l->trace, &l->tpos, once, t);
+			break;
+		}
+		le_trace_step(&l->trace, &l->tpos, once, 1);
+		while (bytes > 0) {
+			uint32_t use;
+
+			if (!l->transit) {
+				if (take(l, when, &l->tframe) < 0)
+					break; /* the rest of this opportunity is lost */
+				l->transit = 1;
+				l->tleft = l->tframe.len;
+			}
+			use = bytes < l->tleft ? bytes : l->tleft;
+			l->tleft -= use;
+			bytes -= use;
+			if (l->tleft == 0) {
+				l->transit = 0;
+				deliver(l, &l->tframe, when);
+			}
+		}
+	}
+}
+
+static void advance(struct le_link *l, le_ns_t t)
+{
+	if (l->has_queue) {
+		if (l->cfg.trace.enabled)
+			serve_trace(l, t);
+		else
+			serve(l, t);
+	}
+	le_delay_line_mark_due(&l->line, t);
+}
+
+/* Would the frame overflow a limit? */
+static int over(const struct le_link *l, const struct le_frame *f)
+{
+	const struct le_link_config *c = &l->cfg;
+
+	return held(l) + 1 > c->limit || (c->limit_bytes && l->queue.bytes + f->len > c->limit_bytes) ||
+	       (c->limit_queue && l->queue.count + 1 > c->limit_queue);
+}
+
+/* Queue admission; 0 when the frame is now the link's. */
+static int admit(struct le_link *l, struct le_frame *f)
+{
+	if (le_link_depth(l) >= l->line.capacity) {
+		drop(l, f, LE_DROP_STALLED);
+		return -1;
+	}
+	if (!l->has_queue) {
+		if (held(l) + 1 > l->cfg.limit) {
+			drop(l, f, LE_DROP_QUEUE_FULL);
+			return -1;
+		}
+		deliver(l, f, f->arrival);
+		return 0;
+	}
+	while (over(l, f)) {
+		struct le_frame head;
+
+		if (l->cfg.drop_head && le_queue_pop(&l->queue, &head) == 0) {
+			drop(l, &head, LE_DROP_QUEUE_HEAD);
+			continue;
+		}
+		drop(l, f, LE_DROP_QUEUE_FULL);
+		return -1;
+	}
+	le_queue_push(&l->queue, f); /* cannot fail: held <= limit <= capacity */
+	if (f->len > l->codel.maxpacket)
+		l->codel.maxpacket = f->len;
+	if (l->cfg.trace.enabled && !l->tpos.started) {
+		/* The trace's time 0 is its first frame's arrival. Like every
+		 * frame (and as in Mahimahi, which runs the link up to now
+		 * before it queues a packet), it can only use opportunities
+		 * after its arrival: those at time 0 go unused. */
+		l->tpos.started = 1;
+		l->tpos.base = max_ns(f->arrival, l->floor);
+		l->tpos.k = 0;
+		le_trace_skip_after(&l->trace, &l->tpos, l->cfg.trace.once, f->arrival);
+	}
+	/* An idle serializer starts the frame now. */
+	advance(l, l->clock);
+	return 0;
+}
+
+static void corrupt(struct le_link *l, struct le_frame *f)
+{
+	uint32_t n = 0;
+	uint8_t *b = frame_bytes(l, f, &n);
+
+	if (b == NULL || n == 0)
+		return; /* netem: no linear bytes, nothing to flip */
+	le_corrupt_bytes(&l->corrupt, b, n);
+	l->ctr.event[LE_EVENT_CORRUPTED]++;
+}
+
+static void process(struct le_link *l, struct le_frame *f, int is_copy)
+{
+	const struct le_link_config *c = &l->cfg;
+	int count = 1, lost;
+	void *copy = NULL;
+
+	/* netem_enqueue's order: duplicate draw, loss draw (a frame both lost
+	 * and duplicated goes through once), ecn instead of loss. */
+	if (!is_copy && c->duplicate_set && le_chance_draw(&l->dup, &c->duplicate))
+		count++;
+	lost = c->loss.model != LE_LOSS_NONE && le_loss_decide(&l->loss, &c->loss);
+	if (lost && c->ecn && mark_ce(l, f)) {
+		l->ctr.event[LE_EVENT_ECN_MARKED]++;
+		lost = 0;
+	}
+	count -= lost;
+	if (count == 0) {
+		drop(l, f, LE_DROP_LOSS);
+		return;
+	}
+	if (count == 2) {
+		/* Copy before corrupting, as netem (skb_clone before the flip). */
+		copy = l->ops.clone(l->ops.ctx, f->handle);
+		if (copy == NULL)
+			l->ctr.event[LE_EVENT_DUP_FAILED]++;
+		else
+			l->ctr.dup++;
+	}
+	if (c->corrupt_set && le_chance_draw(&l->corrupt, &c->corrupt))
+		corrupt(l, f);
+	if (admit(l, f) < 0) {
+		if (copy != NULL) {
+			/* netem drops the copy with the original at the limit. */
+			struct le_frame cf = *f;
+			cf.handle = copy;
+			drop(l, &cf, LE_DROP_QUEUE_FULL);
+		}
+		return;
+	}
+	if (copy != NULL) {
+		/* The copy goes through the link again (loss, corrupt, queue),
+		 * right behind the original, and is never copied itself. */
+		struct le_frame cf = *f;
+		cf.handle = copy;
+		process(l, &cf, 1);
+	}
+}
+
+void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arrival)
+{
+	struct le_frame f = { handle, len, (uint16_t)l->cls, 0, arrival, 0 };
 
 	l->ctr.rx++;
 	l->ctr.rx_bytes += len;
-
-	if (le_loss_decide(&l->loss, &l->cfg.loss)) {
-		*cause = LE_DROP_LOSS;
-		goto drop;
-	}
-	/* push cannot fail while capacity >= limit (checked at init); treat
-	 * it as a full queue anyway rather than lose the frame silently. */
-	f.handle = handle;
-	f.len = len;
-	f.arrival = arrival;
-	/* Saturate: a deadline that wrapped would send the frame at once. */
-	f.deadline = arrival > UINT64_MAX - l->cfg.delay ? UINT64_MAX : arrival + l->cfg.delay;
-	if (l->line.count >= l->cfg.limit || le_delay_line_push(&l->line, &f) < 0) {
-		*cause = LE_DROP_QUEUE_FULL;
-		goto drop;
-	}
-	return 0;
-
-drop:
-	l->ctr.drop[*cause]++;
-	return -1;
+	if (arrival < l->clock)
+		l->ctr.event[LE_EVENT_LATE_ARRIVAL]++;
+	else
+		l->clock = arrival;
+	/* Everything up to now happens before this frame is there. */
+	advance(l, l->clock);
+	process(l, &f, 0);
 }
 
 static void count_tx(struct le_link *l, const struct le_frame *out, unsigned n)
@@ -108,8 +471,12 @@ static void count_tx(struct le_link *l, const struct le_frame *out, unsigned n)
 
 unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, unsigned max)
 {
-	unsigned n = le_delay_line_pop_due(&l->line, now, out, max);
+	unsigned n;
 
+	if (now > l->clock)
+		l->clock = now;
+	advance(l, l->clock);
+	n = le_delay_line_pop_due(&l->line, now, out, max);
 	count_tx(l, out, n);
 	return n;
 }
@@ -118,16 +485,111 @@ unsigned le_link_drain(struct le_link *l, struct le_frame *out, unsigned max)
 {
 	unsigned n = le_delay_line_pop_any(&l->line, out, max);
 
+	if (n < max && l->transit) {
+		out[n] = l->tframe;
+		out[n++].deadline = l->tframe.arrival;
+		l->transit = 0;
+	}
+	while (n < max && le_queue_pop(&l->queue, &out[n]) == 0) {
+		out[n].deadline = out[n].arrival;
+		n++;
+	}
 	count_tx(l, out, n);
 	return n;
 }
 
 le_ns_t le_link_next_deadline(const struct le_link *l)
 {
-	return le_delay_line_next_deadline(&l->line);
+	const struct le_link_config *c = &l->cfg;
+	le_ns_t d = le_delay_line_next_deadline(&l->line), s = UINT64_MAX;
+	const struct le_frame *h = le_queue_head(&l->queue);
+
+	if (c->trace.enabled) {
+		if ((l->transit || h != NULL) && l->tpos.started)
+			s = le_trace_next(&l->trace, &l->tpos);
+	} else if (h != NULL) {
+		/* A lower bound: the frame cannot start earlier. */
+		s = max_ns(h->arrival, l->floor);
+		s = max_ns(s, c->rate.bps ? l->busy : l->slot.next);
+	}
+	return s < d ? s : d;
 }
 
-uint32_t le_link_depth(const struct le_link *l)
+/* --- live reconfiguration ---------------------------------------------------- */
+
+/* When the old link's serializer will have sent what it still holds (no
+ * more frames reach it), and, for a trace, where it will then be. */
+static le_ns_t project_idle(const struct le_link *o, struct le_trace_pos *tpos)
 {
-	return l->line.count;
+	const struct le_link_config *c = &o->cfg;
+	le_ns_t idle = 0;
+
+	*tpos = o->tpos;
+	if (!o->has_queue)
+		return 0;
+	if (c->rate.bps) {
+		idle = max_ns(o->busy, o->floor);
+		for (uint32_t i = 0; i < o->queue.count; i++) {
+			const struct le_frame *f = le_queue_at(&o->queue, i);
+			idle = add_sat(max_ns(idle, f->arrival), le_rate_packet_time(&c->rate, f->len));
+		}
+		return idle;
+	}
+	if (c->trace.enabled) {
+		uint64_t bytes = o->queue.bytes + (o->transit ? o->tleft : 0);
+		uint64_t need = (bytes + LE_TRACE_OPPORTUNITY - 1) / LE_TRACE_OPPORTUNITY;
+
+		if (!tpos->started || need == 0)
+			return 0;
+		/* All of them are queued already, so they use consecutive
+		 * opportunities from the next one on. */
+		le_trace_step(&o->trace, tpos, c->trace.once, need - 1);
+		idle = le_trace_next(&o->trace, tpos);
+		le_trace_step(&o->trace, tpos, c->trace.once, 1);
+		return idle == UINT64_MAX ? 0 : idle;
+	}
+	/* slot alone: at least its next instant when frames wait */
+	return o->queue.count ? max_ns(o->slot.next, le_queue_at(&o->queue, o->queue.count - 1)->arrival) : 0;
+}
+
+void le_link_inherit(struct le_link *n, const struct le_link *o)
+{
+	struct le_trace_pos tpos;
+	le_ns_t idle = project_idle(o, &tpos);
+
+	/* Nothing of the new link's may leave its serializer before the old
+	 * one has sent what it holds: no burst through at the change. */
+	n->floor = max_ns(n->floor, idle);
+	n->busy = max_ns(n->busy, idle);
+	if (n->cfg.trace.enabled && o->cfg.trace.enabled && tpos.started && !tpos.ended) {
+		/* Same clock of the trace: continue at the same phase (the
+		 * first opportunity of the new trace at or after the old one's
+		 * next). */
+		le_ns_t next = le_trace_next(&o->trace, &tpos);
+		n->tpos.started = 1;
+		n->tpos.base = tpos.base;
+		n->tpos.k = 0;
+		le_trace_skip_to(&n->trace, &n->tpos, n->cfg.trace.once, next);
+	}
+	if (n->cfg.slot.enabled && o->cfg.slot.enabled) {
+		n->slot.next = o->slot.next;
+		n->slot.packets_left = o->slot.packets_left;
+		n->slot.bytes_left = o->slot.bytes_left;
+	}
+	if (n->cfg.loss.model == o->cfg.loss.model) {
+		n->loss.state = o->loss.state;
+		n->loss.last = o->loss.last;
+		n->loss.primed = o->loss.primed;
+	}
+	n->dup.last = o->dup.last, n->dup.primed = o->dup.primed;
+	n->corrupt.last = o->corrupt.last, n->corrupt.primed = o->corrupt.primed;
+	n->reorder.last = o->reorder.last, n->reorder.primed = o->reorder.primed;
+	n->jitter.last = o->jitter.last, n->jitter.primed = o->jitter.primed;
+	n->reorder_counter = o->reorder_counter;
+	/* Frames still queued in the old link leave at idle + its delay at
+	 * the earliest; the new link's frames must not overtake them when
+	 * it preserves order. */
+	n->last_deadline = max_ns(n->last_deadline, o->last_deadline);
+	if (o->queue.count || o->transit)
+		n->last_deadline = max_ns(n->last_deadline, add_sat(idle, o->cfg.delay));
 }

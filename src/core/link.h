@@ -1,25 +1,54 @@
-/* One direction of an emulated link: the stages of DESIGN.md §2 composed.
+/* One link: the stages of DESIGN.md section 2 composed, for one direction
+ * (and, inside a le_path, one traffic class).
  *
- *   enqueue: loss -> queue limit -> delay -> delay line
+ *   offer:   loss (+ecn) -> duplicate -> corrupt -> queue admission
+ *            (limit, limit-bytes, limit-queue; drop-tail or drop-head)
+ *   serve:   [CoDel] -> serializer (rate | trace | slot; slot after rate)
+ *   deliver: delay + jitter (or reorder: no delay) -> delay line
  *   dequeue: frames whose deadline has come, in deadline order
  *
- * Pure C, no DPDK, no clock: the caller passes `now`/`arrival`. A link owns
- * a copy of its configuration and all model state; two links never share
- * anything, so each direction (and later each class) can run on its own
- * lcore without locks.
+ * Pure C, no DPDK, no clock: the caller passes `arrival` and `now`. The
+ * link keeps a virtual clock, the largest time it was given, and works
+ * out every event (a serializer start, a trace opportunity, a CoDel
+ * decision) at the virtual time it happens, computed from arrivals and
+ * its own state; so departures and drops do not depend on when or how
+ * often dequeue is called, provided frames are offered in arrival order
+ * and each before the clock passes its arrival. A frame offered with an
+ * arrival before the clock (e.g. it waited in a ring while another
+ * dequeue moved the clock on) is still timed from its own arrival, but
+ * cannot take part in what the link already decided at later times
+ * (opportunities used or lost, CoDel and head drops, the limit count);
+ * such frames are counted as the event `late_arrival`.
  *
- * Accounting inside the model: ctr.rx counts frames offered, ctr.tx frames
- * handed back by dequeue/drain, ctr.drop[LOSS] and ctr.drop[QUEUE_FULL] the
- * model's drops. Always: rx == tx + drops + le_link_depth(). */
+ * Frames the link drops are freed through the caller's frame operations
+ * (frame.h) and counted under their cause; the link never hands a dropped
+ * frame back. Accounting (counters.h):
+ *     ctr.rx + ctr.dup == ctr.tx + drops + le_link_depth()
+ * where tx counts frames handed back by dequeue and drain.
+ *
+ * Memory is allocated at init only, sized from `limit`:
+ *   delay line  2^ceil(log2(limit + max(1024, limit/8))) frames x 32 B
+ *               (x 2, plus 48 B per frame, when the line is ordered)
+ *   queue       2^ceil(log2(limit)) x 32 B, only with a serializer
+ *   tables      <= 32 KiB per distribution, 8 B per trace line
+ * e.g. limit 1000: 64 KiB (+ 32 KiB queue); limit 10^6: 36 MiB (+32 MiB);
+ * the worst, limit 10^8: 4 GiB (+ 4 GiB, + 10 GiB ordered). */
 #ifndef LE_LINK_H
 #define LE_LINK_H
 
 #include <stdint.h>
 
+#include "codel.h"
 #include "config.h"
 #include "counters.h"
 #include "delay_line.h"
+#include "frame.h"
+#include "jitter.h"
 #include "loss.h"
+#include "perframe.h"
+#include "queue.h"
+#include "slot.h"
+#include "trace.h"
 
 enum le_direction { LE_DIR_A2B = 0, LE_DIR_B2A = 1, LE_DIRS = 2 };
 const char *le_direction_name(enum le_direction d); /* "a2b", "b2a" */
@@ -27,34 +56,73 @@ const char *le_direction_name(enum le_direction d); /* "a2b", "b2a" */
 struct le_link {
 	struct le_link_config cfg;
 	uint32_t direction;
+	uint32_t cls;
 	uint64_t seed;              /* effective seed (cfg.seed or the default given) */
+	struct le_frame_ops ops;
+
+	/* per-frame stages */
 	struct le_loss_state loss;
+	struct le_chance_state dup, corrupt, reorder;
+	struct le_jitter_state jitter;
+	uint32_t reorder_counter;   /* netem's q->counter */
+
+	/* queue and serializer */
+	int has_queue;
+	struct le_queue queue;
+	struct le_codel_state codel;
+	le_ns_t busy;               /* rate: the serializer is free from then */
+	le_ns_t floor;              /* no frame is served before (le_link_inherit) */
+	struct le_trace trace;
+	struct le_trace_pos tpos;
+	int transit;                /* trace: a frame partly sent */
+	struct le_frame tframe;
+	uint32_t tleft;             /* its bytes still to send */
+	struct le_slot_state slot;
+
+	le_ns_t last_deadline;      /* largest deadline given (noreorder) */
+	le_ns_t clock;
 	struct le_delay_line line;
 	struct le_counters ctr;
 };
 
-/* Sizes the delay line for `capacity` frames (>= cfg->limit; the data plane
- * passes the largest limit it will ever accept for this link). The seed is
- * cfg->seed when cfg->seed_set, else default_seed. -1 on allocation
- * failure, with a message. */
-int le_link_init(struct le_link *l, const struct le_link_config *cfg, enum le_direction dir,
-		 uint64_t default_seed, uint32_t capacity, char *err, size_t errlen);
+/* Sets up a link for `cfg`; the seed is cfg->seed when cfg->seed_set,
+ * else default_seed; `cls` selects the class's random streams (0 for a
+ * link on its own). Loads the files the configuration names. -1 with a
+ * message on a bad configuration, missing frame operations, or
+ * allocation failure. */
+int le_link_init_ops(struct le_link *l, const struct le_link_config *cfg, enum le_direction dir,
+		     uint32_t cls, uint64_t default_seed, const struct le_frame_ops *ops, char *err,
+		     size_t errlen);
 void le_link_free(struct le_link *l);
 
-/* Offers a frame that arrived at `arrival`. Returns 0 when the link keeps
- * it (its deadline is then known to the link), or -1 when it is dropped,
- * with *cause set (LE_DROP_LOSS or LE_DROP_QUEUE_FULL); the caller then
- * frees the frame. */
-int le_link_enqueue(struct le_link *l, void *handle, uint32_t len, le_ns_t arrival,
-		    enum le_drop_cause *cause);
+/* Offers a frame that arrived at `arrival`. The link keeps it or frees it
+ * (ops->free), counting why. */
+void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arrival);
 
 /* Frames whose deadline <= now, up to max, in deadline order. */
 unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, unsigned max);
 
-/* Everything still held, regardless of deadline (shutdown). */
+/* Everything still held, regardless of deadline (shutdown): the delay
+ * line in deadline order, then the frame being sent, then the queue
+ * (whose frames have no deadline yet: theirs is set to their arrival). */
 unsigned le_link_drain(struct le_link *l, struct le_frame *out, unsigned max);
 
+/* A time no later than the next departure: the earliest deadline held,
+ * or the serializer's next event while frames wait. UINT64_MAX when the
+ * link holds nothing. */
 le_ns_t le_link_next_deadline(const struct le_link *l);
+/* Frames the link holds (queue, serializer, delay line, due or not). */
 uint32_t le_link_depth(const struct le_link *l);
+/* Frames the link holds that have not left by its clock: what `limit`
+ * counts. */
+uint32_t le_link_held(const struct le_link *l);
+
+/* Carries over, at a live reconfiguration, what must be continuous from
+ * the link being replaced: the serializer's busy-until time (projected
+ * over the frames still queued in `old`, which go on leaving from it),
+ * the trace position and phase, Gilbert-Elliott / 4-state chain states,
+ * noreorder's last deadline, netem's reorder counter and the correlated
+ * generators' memory. Call on a fresh `n`, before its first frame. */
+void le_link_inherit(struct le_link *n, const struct le_link *old);
 
 #endif

@@ -1,9 +1,78 @@
-/* Loss stage; see loss.h. */
+/* Loss models; see loss.h. The chains follow the current sch_netem.c
+ * (loss_gilb_ell, loss_4state) draw for draw, with 64-bit thresholds
+ * instead of netem's 32-bit ones. */
 #include "loss.h"
+
+void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t direction, uint32_t cls)
+{
+	le_rng_seed_class(&s->rng, seed, direction, cls, LE_STREAM_LOSS);
+	s->last = 0;
+	s->primed = 0;
+	s->state = 1; /* netem starts both chains in state 1 (Good / gap-receive) */
+}
 
 void le_loss_init(struct le_loss_state *s, uint64_t seed, uint32_t direction)
 {
-	le_rng_seed(&s->rng, seed, direction, LE_STREAM_LOSS);
+	le_loss_init_class(s, seed, direction, 0);
+}
+
+static int chance(struct le_rng *r, struct le_prob p)
+{
+	return le_rng_chance(r, p);
+}
+
+/* Gilbert-Elliott: prob[] = p, r, 1-h, 1-k. */
+static int gemodel(struct le_loss_state *s, const struct le_loss_config *c)
+{
+	if (s->state == LE_GE_GOOD) {
+		if (chance(&s->rng, c->prob[0]))
+			s->state = LE_GE_BAD;
+		return chance(&s->rng, c->prob[3]);
+	}
+	if (chance(&s->rng, c->prob[1]))
+		s->state = LE_GE_GOOD;
+	return chance(&s->rng, c->prob[2]);
+}
+
+/* 4-state: prob[] = p13, p31, p32, p23, p14; cum[] holds the cumulative
+ * thresholds the comparisons need (config.c fills them). */
+static int four_state(struct le_loss_state *s, const struct le_loss_config *c)
+{
+	uint64_t u = le_rng_u64(&s->rng);
+
+#define BELOW(p) ((p).always || u < (p).threshold)
+	switch (s->state) {
+	case 1:
+		if (BELOW(c->prob[4])) {          /* p14: isolated loss */
+			s->state = 4;
+			return 1;
+		}
+		if (BELOW(c->cum[0])) {           /* p14 + p13: a burst starts */
+			s->state = 3;
+			return 1;
+		}
+		return 0;
+	case 2:
+		if (BELOW(c->prob[3])) {          /* p23: back into the burst's losses */
+			s->state = 3;
+			return 1;
+		}
+		return 0;
+	case 3:
+		if (BELOW(c->prob[2])) {          /* p32: a receive inside the burst */
+			s->state = 2;
+			return 0;
+		}
+		if (BELOW(c->cum[1])) {           /* p32 + p31: the burst ends */
+			s->state = 1;
+			return 0;
+		}
+		return 1;
+	default:                                  /* 4: one loss, then back to 1 */
+		s->state = 1;
+		return 0;
+	}
+#undef BELOW
 }
 
 int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c)
@@ -12,7 +81,15 @@ int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c)
 	case LE_LOSS_RANDOM:
 		/* Exactly one draw per frame, even when p is 0 or 1, so the
 		 * stream's position depends only on how many frames arrived. */
-		return le_rng_chance(&s->rng, c->p);
+		if (!le_corr_none(c->corr) && !s->primed) {
+			s->last = le_rng_u64(&s->rng); /* netem's init_crandom */
+			s->primed = 1;
+		}
+		return le_rng_chance_corr(&s->rng, c->p, c->corr, &s->last);
+	case LE_LOSS_GEMODEL:
+		return gemodel(s, c);
+	case LE_LOSS_STATE:
+		return four_state(s, c);
 	case LE_LOSS_NONE:
 	default:
 		return 0;

@@ -1,21 +1,39 @@
-/* Loss stage: decides per frame whether the link loses it.
+/* Loss stage: decides per frame whether the loss model loses it.
  *
- * State (model state and the stage's own random stream) lives here, so
- * the stage can be unit-tested alone and later models (Gilbert-Elliott,
- * 4-state) slot in beside Bernoulli. */
+ * Models, with netem's meanings (sch_netem.c loss_event):
+ *   random  P [CORR]            Bernoulli, optionally through netem's
+ *                               correlated generator (rng.h le_corr)
+ *   gemodel p r 1-h 1-k         Gilbert-Elliott: states Good and Bad; a
+ *                               frame is lost with probability 1-k in Good
+ *                               and 1-h in Bad (the state it meets), then
+ *                               the chain moves (Good->Bad p, Bad->Good r)
+ *   state p13 p31 p32 p23 p14   the 4-state Markov chain of Salsano et al.
+ *                               (1 gap-receive, 2 burst-receive, 3 burst-
+ *                               loss, 4 isolated loss); a frame's fate is
+ *                               the state the chain enters for it
+ * State (chain state, the stage's own random stream) lives here so the
+ * stage can be unit-tested alone. */
 #ifndef LE_LOSS_H
 #define LE_LOSS_H
 
 #include "config.h"
 #include "rng.h"
 
+enum { LE_GE_GOOD = 1, LE_GE_BAD = 2 };
+
 struct le_loss_state {
 	struct le_rng rng;
+	uint64_t last;     /* correlated generator memory (random model) */
+	int primed;        /* last holds a value */
+	int state;         /* chain state: 1..2 (gemodel), 1..4 (state) */
 };
 
+/* Stream of the default class (0). */
 void le_loss_init(struct le_loss_state *s, uint64_t seed, uint32_t direction);
-/* 1 when the frame is lost. Consumes exactly one draw from the loss stream
- * per call whenever a loss model is active, none when it is not. */
+void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t direction, uint32_t cls);
+/* 1 when the frame is lost. Draws from the loss stream only: one per
+ * call for random and state, two for gemodel (transition, then fate, as
+ * netem), none when no model is set. */
 int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c);
 
 #endif

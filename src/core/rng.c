@@ -18,6 +18,16 @@ static uint64_t splitmix64(uint64_t *x)
 	return mix64(*x);
 }
 
+static void seed_key(struct le_rng *r, uint64_t key)
+{
+
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&key);
+	/* The all-zero state is xoshiro's only fixed point. */
+	if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0)
+		r->s[0] = 1;
+}
+
 void le_rng_seed(struct le_rng *r, uint64_t seed, uint32_t direction, enum le_rng_stream stream)
 {
 	/* Two bijective rounds: for a fixed seed, distinct (direction, stream)
@@ -25,12 +35,19 @@ void le_rng_seed(struct le_rng *r, uint64_t seed, uint32_t direction, enum le_rn
 	 * splitmix64 sequence, as the xoshiro authors recommend. */
 	uint64_t key = mix64(seed);
 	key = mix64(key ^ (((uint64_t)direction << 32) | (uint32_t)stream));
+	seed_key(r, key);
+}
 
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&key);
-	/* The all-zero state is xoshiro's only fixed point. */
-	if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0)
-		r->s[0] = 1;
+void le_rng_seed_class(struct le_rng *r, uint64_t seed, uint32_t direction, uint32_t cls,
+		       enum le_rng_stream stream)
+{
+	uint64_t key = mix64(seed);
+	key = mix64(key ^ (((uint64_t)direction << 32) | (uint32_t)stream));
+	/* A third round only for classes other than the default, so class 0
+	 * keeps le_rng_seed's stream exactly. */
+	if (cls != 0)
+		key = mix64(key ^ (0xc1a55ULL << 40) ^ cls);
+	seed_key(r, key);
 }
 
 static inline uint64_t rotl(uint64_t x, int k)
@@ -77,4 +94,29 @@ double le_prob_to_double(struct le_prob p)
 	if (p.always)
 		return 1.0;
 	return ldexp((double)p.threshold, -64);
+}
+
+struct le_corr le_corr_from_double(double rho)
+{
+	struct le_corr c = { 0, 0 };
+	struct le_prob p = le_prob_from_double(rho);
+
+	/* The same exact fixed-point scaling as probabilities. */
+	c.rho = p.threshold;
+	c.full = p.always;
+	return c;
+}
+
+uint64_t le_rng_corr(struct le_rng *r, struct le_corr c, uint64_t *last)
+{
+	uint64_t u = le_rng_u64(r);
+	unsigned __int128 mix;
+
+	if (c.full)
+		return *last;
+	/* u * (2^64 - rho) + last * rho < 2^128: no overflow. */
+	mix = (unsigned __int128)u * ((unsigned __int128)1 << 64) - (unsigned __int128)u * c.rho +
+	      (unsigned __int128)(*last) * c.rho;
+	*last = (uint64_t)(mix >> 64);
+	return *last;
 }

@@ -25,7 +25,20 @@ enum le_rng_stream {
 };
 
 void le_rng_seed(struct le_rng *r, uint64_t seed, uint32_t direction, enum le_rng_stream stream);
+/* The same for the link of class `cls` in a path (le_path): class 0, the
+ * default link, gets exactly le_rng_seed's stream, so a configuration
+ * without classes draws what it always drew; other classes get streams
+ * independent of it and of each other. */
+void le_rng_seed_class(struct le_rng *r, uint64_t seed, uint32_t direction, uint32_t cls,
+		       enum le_rng_stream stream);
 uint64_t le_rng_u64(struct le_rng *r);
+
+/* Uniform integer in [0, n) for n >= 1, by multiply-shift (Lemire): one
+ * draw, bias below n / 2^64, negligible for every n the model uses. */
+static inline uint64_t le_rng_below(struct le_rng *r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)le_rng_u64(r) * n) >> 64);
+}
 
 /* Probability p in [0, 1] as a 64-bit threshold: an event happens when a
  * uniform u64 draw is < threshold. p = 1 maps to UINT64_MAX plus the
@@ -41,6 +54,35 @@ double le_prob_to_double(struct le_prob p);
 static inline int le_rng_chance(struct le_rng *r, struct le_prob p)
 {
 	uint64_t u = le_rng_u64(r);
+	return p.always || u < p.threshold;
+}
+
+/* netem's correlated random numbers (sch_netem.c get_crandom), in 64 bits:
+ *     next = (u * (1 - rho) + last * rho), with u a fresh uniform draw
+ * computed exactly in fixed point. rho = 0 is a plain draw (and keeps no
+ * state), rho = 1 repeats the first value forever. This is netem's
+ * formula, kept for compatibility, and it is known to be flawed: the
+ * output is no longer uniform (its variance shrinks as rho grows), so a
+ * correlated `loss 10% 50%` does not lose 10 % of frames. docs/grammar.md
+ * says so. */
+struct le_corr {
+	uint64_t rho;   /* weight of the previous value, scaled to 2^64 */
+	int full;       /* rho == 1 */
+};
+
+struct le_corr le_corr_from_double(double rho);
+static inline int le_corr_none(struct le_corr c)
+{
+	return c.rho == 0 && !c.full;
+}
+/* One correlated draw; *last is the generator's memory (start it with a
+ * draw from the same stream, as netem does). */
+uint64_t le_rng_corr(struct le_rng *r, struct le_corr c, uint64_t *last);
+/* An event with probability p, drawn through the correlated generator. */
+static inline int le_rng_chance_corr(struct le_rng *r, struct le_prob p, struct le_corr c,
+				     uint64_t *last)
+{
+	uint64_t u = le_corr_none(c) ? le_rng_u64(r) : le_rng_corr(r, c, last);
 	return p.always || u < p.threshold;
 }
 

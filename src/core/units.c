@@ -188,3 +188,195 @@ char *le_format_time(le_ns_t t, char *buf, size_t buflen)
 		snprintf(buf, buflen, "%lluns", (unsigned long long)t);
 	return buf;
 }
+
+int le_parse_s64(const char *s, int64_t min, int64_t max, int64_t *out, char *err, size_t errlen)
+{
+	char tmp[8];
+	uint64_t mag;
+	int neg = s[0] == '-';
+
+	if (le_parse_u64(s + neg, 0, (uint64_t)INT64_MAX + 1, &mag, tmp, sizeof(tmp)) < 0 ||
+	    (!neg && mag > (uint64_t)INT64_MAX)) {
+		if (s[neg] != '\0' && strspn(s + neg, "0123456789") == strlen(s + neg))
+			goto range;
+		set_err(err, errlen, "'%s' is not an integer", s);
+		return -1;
+	}
+	if (neg) {
+		int64_t v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+		if (v < min || v > max)
+			goto range;
+		*out = v;
+	} else {
+		if ((int64_t)mag < min || (int64_t)mag > max)
+			goto range;
+		*out = (int64_t)mag;
+	}
+	return 0;
+range:
+	set_err(err, errlen, "'%s' is out of range (%lld .. %lld)", s, (long long)min, (long long)max);
+	return -1;
+}
+
+/* A decimal number with a unit suffix, as an exact rational
+ * (digits / 10^nfrac) times the unit's scale; the result must be whole.
+ * Returns 0 and *out, -1 when not a number/unit (unit index -1 or no
+ * digits), -2 when fractional, -3 when out of u64 range. */
+struct unit {
+	const char *name;
+	uint64_t scale;
+};
+
+static int parse_scaled(const char *s, const struct unit *units, size_t nunits, int unit_required,
+			uint64_t *out)
+{
+	const char *p = s, *frac = NULL, *frac_end = NULL;
+	unsigned __int128 num = 0, den = 1, v;
+	int ndigits = 0;
+	uint64_t scale = 1;
+	size_t i;
+
+	for (; isdigit((unsigned char)*p); p++, ndigits++) {
+		num = num * 10 + (unsigned)(*p - '0');
+		if (num >> 100)
+			return -3;
+	}
+	if (*p == '.') {
+		frac = ++p;
+		while (isdigit((unsigned char)*p))
+			p++;
+		frac_end = p;
+		ndigits += (int)(frac_end - frac);
+		for (const char *q = frac; q < frac_end; q++) {
+			if (den >> 90)
+				return -2; /* absurdly many places: call it fractional */
+			num = num * 10 + (unsigned)(*q - '0');
+			den *= 10;
+		}
+	}
+	if (ndigits == 0)
+		return -1;
+	if (*p == '\0') {
+		if (unit_required)
+			return -1;
+	} else {
+		for (i = 0; i < nunits; i++)
+			if (strcasecmp(p, units[i].name) == 0)
+				break;
+		if (i == nunits)
+			return -1;
+		scale = units[i].scale;
+	}
+	v = num * scale;
+	if (num != 0 && v / scale != num)
+		return -3;
+	if (v % den != 0)
+		return -2;
+	v /= den;
+	if (v > UINT64_MAX)
+		return -3;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+#define KI 1024ULL
+static const struct unit rate_units[] = {
+	{ "bit", 1 }, { "kbit", 1000ULL }, { "mbit", 1000000ULL }, { "gbit", 1000000000ULL },
+	{ "tbit", 1000000000000ULL }, { "kibit", KI }, { "mibit", KI * KI }, { "gibit", KI * KI * KI },
+	{ "tibit", KI * KI * KI * KI }, { "bps", 8 }, { "kbps", 8000ULL }, { "mbps", 8000000ULL },
+	{ "gbps", 8000000000ULL }, { "tbps", 8000000000000ULL }, { "kibps", 8 * KI },
+	{ "mibps", 8 * KI * KI }, { "gibps", 8 * KI * KI * KI }, { "tibps", 8 * KI * KI * KI * KI },
+};
+
+static const struct unit size_units[] = {
+	{ "b", 1 }, { "k", KI }, { "kb", KI }, { "m", KI * KI }, { "mb", KI * KI },
+	{ "g", KI * KI * KI }, { "gb", KI * KI * KI }, { "kbit", KI / 8 }, { "mbit", KI * KI / 8 },
+	{ "gbit", KI * KI * KI / 8 },
+};
+
+int le_parse_rate(const char *s, uint64_t max_bps, uint64_t *out, char *err, size_t errlen)
+{
+	char maxbuf[32];
+	uint64_t v;
+	int rc = parse_scaled(s, rate_units, sizeof(rate_units) / sizeof(rate_units[0]), 0, &v);
+
+	if (rc == -1) {
+		set_err(err, errlen, "'%s' is not a rate (units: bit, kbit, mbit, gbit, tbit, bps, kbps, mbps, gbps, kibit, mibit, ...)", s);
+		return -1;
+	}
+	if (rc == -2) {
+		set_err(err, errlen, "'%s' is not a whole number of bit/s", s);
+		return -1;
+	}
+	if (rc == -3 || v > max_bps || v == 0) {
+		set_err(err, errlen, "'%s' is out of range (1bit .. %s)", s,
+			le_format_rate(max_bps, maxbuf, sizeof(maxbuf)));
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int le_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+	char a[32], b[32];
+	uint64_t v;
+	int rc = parse_scaled(s, size_units, sizeof(size_units) / sizeof(size_units[0]), 0, &v);
+
+	if (rc == -1) {
+		set_err(err, errlen, "'%s' is not a size (units: b, kb, mb, gb, kbit, mbit, gbit)", s);
+		return -1;
+	}
+	if (rc == -2) {
+		set_err(err, errlen, "'%s' is not a whole number of bytes", s);
+		return -1;
+	}
+	if (rc == -3 || v < min || v > max) {
+		set_err(err, errlen, "'%s' is out of range (%s .. %s)", s,
+			le_format_size(min, a, sizeof(a)), le_format_size(max, b, sizeof(b)));
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+char *le_format_rate(uint64_t bps, char *buf, size_t buflen)
+{
+	static const struct unit u[] = {
+		{ "tbit", 1000000000000ULL }, { "gbit", 1000000000ULL }, { "mbit", 1000000ULL },
+		{ "kbit", 1000ULL },
+	};
+	for (unsigned i = 0; i < 4; i++)
+		if (bps != 0 && bps % u[i].scale == 0) {
+			snprintf(buf, buflen, "%llu%s", (unsigned long long)(bps / u[i].scale), u[i].name);
+			return buf;
+		}
+	snprintf(buf, buflen, "%llubit", (unsigned long long)bps);
+	return buf;
+}
+
+char *le_format_size(uint64_t bytes, char *buf, size_t buflen)
+{
+	static const struct unit u[] = { { "gb", KI * KI * KI }, { "mb", KI * KI }, { "kb", KI } };
+	for (unsigned i = 0; i < 3; i++)
+		if (bytes != 0 && bytes % u[i].scale == 0) {
+			snprintf(buf, buflen, "%llu%s", (unsigned long long)(bytes / u[i].scale), u[i].name);
+			return buf;
+		}
+	snprintf(buf, buflen, "%llub", (unsigned long long)bytes);
+	return buf;
+}
+
+void le_format_double(double v, char *buf, size_t buflen)
+{
+	for (int places = 0; places <= 20; places++) {
+		snprintf(buf, buflen, "%.*f", places, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, buflen, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}

@@ -4,7 +4,7 @@
 
 static struct le_frame frame(uintptr_t id, le_ns_t deadline)
 {
-	struct le_frame f = { (void *)id, 100, 0, deadline };
+	struct le_frame f = { .handle = (void *)id, .len = 100, .deadline = deadline };
 	return f;
 }
 
@@ -27,8 +27,8 @@ static void capacity(void)
 	struct le_frame out[8];
 	unsigned order_bad = 0, next_in = 0, next_out = 0;
 	for (int round = 0; round < 100; round++) {
-		while (le_delay_line_push(&d, &(struct le_frame){ (void *)(uintptr_t)next_in, 0, 0,
-								  next_in }) == 0)
+		while (le_delay_line_push(&d, &(struct le_frame){ .handle = (void *)(uintptr_t)next_in,
+								  .deadline = next_in }) == 0)
 			next_in++;
 		CHECK_EQ_U64(d.count, 4);
 		unsigned n = le_delay_line_pop_due(&d, UINT64_MAX, out, 1 + round % 3);
@@ -82,9 +82,78 @@ static void due(void)
 	le_delay_line_free(&d);
 }
 
+/* The ordered form: frames leave in deadline order, equal deadlines in
+ * the order they came (stable), against a sort of the same input; due
+ * frames are told apart from held ones. */
+static void ordered(void)
+{
+	struct le_delay_line d;
+	struct le_frame out[64];
+	enum { N = 20000 };
+	static le_ns_t dl[N];
+	uint64_t x = 7;
+	unsigned bad = 0, got = 0;
+	le_ns_t last = 0;
+	uintptr_t last_id = 0;
+
+	CHECK(le_delay_line_init_form(&d, N, 1) == 0);
+	CHECK(d.ordered && d.capacity == 32768);
+	for (unsigned i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		dl[i] = 1000 + x % 500; /* many equal deadlines */
+		CHECK(le_delay_line_push(&d, &(struct le_frame){ .handle = (void *)(uintptr_t)(i + 1), .deadline = dl[i] }) == 0);
+	}
+	CHECK_EQ_U64(le_delay_line_count(&d), N);
+	CHECK_EQ_U64(le_delay_line_next_deadline(&d), 1000);
+	le_delay_line_mark_due(&d, 1249);
+	CHECK(le_delay_line_held(&d) > 0 && le_delay_line_held(&d) < N);
+	for (le_ns_t now = 1000; now < 1600; now += 7) {
+		unsigned n;
+		while ((n = le_delay_line_pop_due(&d, now, out, 1 + (unsigned)(x++ % 64))) > 0) {
+			for (unsigned k = 0; k < n; k++, got++) {
+				uintptr_t id = (uintptr_t)out[k].handle;
+				bad += out[k].deadline > now || out[k].deadline < last ||
+				       (out[k].deadline == last && id < last_id) || out[k].deadline != dl[id - 1];
+				last = out[k].deadline;
+				last_id = id;
+			}
+		}
+	}
+	CHECK_EQ_U64(got, N);
+	CHECK_EQ_U64(bad, 0);
+	/* full: heap and due ring share the capacity */
+	for (unsigned i = 0; i < d.capacity; i++)
+		le_delay_line_push(&d, &(struct le_frame){ .deadline = i });
+	CHECK(le_delay_line_push(&d, &(struct le_frame){ .deadline = 1 }) == -1);
+	le_delay_line_mark_due(&d, 100);
+	CHECK_EQ_U64(le_delay_line_held(&d), d.capacity - 101);
+	CHECK(le_delay_line_push(&d, &(struct le_frame){ .deadline = 1 }) == -1);
+	CHECK_EQ_U64(le_delay_line_pop_any(&d, out, 64), 64);
+	CHECK_EQ_U64(out[63].deadline, 63);
+	le_delay_line_free(&d);
+}
+
+/* A due frame whose deadline is later than `now` (marked at a later
+ * now) is not handed out early. */
+static void marked_later(void)
+{
+	struct le_delay_line d;
+	struct le_frame out[4];
+
+	CHECK(le_delay_line_init(&d, 4) == 0);
+	le_delay_line_push(&d, &(struct le_frame){ .deadline = 100 });
+	le_delay_line_mark_due(&d, 200);
+	CHECK_EQ_U64(le_delay_line_held(&d), 0);
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, 50, out, 4), 0);
+	CHECK_EQ_U64(le_delay_line_pop_due(&d, 100, out, 4), 1);
+	le_delay_line_free(&d);
+}
+
 int main(void)
 {
 	capacity();
 	due();
+	ordered();
+	marked_later();
 	return mt_summary();
 }

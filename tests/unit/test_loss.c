@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "fake.h"
 #include "link.h"
 #include "loss.h"
 #include "minitest.h"
@@ -10,7 +11,7 @@
 
 static struct le_loss_config bernoulli(double percent)
 {
-	struct le_loss_config c = { LE_LOSS_RANDOM, percent, le_prob_from_double(percent / 100.0) };
+	struct le_loss_config c = { .model = LE_LOSS_RANDOM, .percent = percent, .p = le_prob_from_double(percent / 100.0) };
 	return c;
 }
 
@@ -70,7 +71,7 @@ static void reproducible(void)
 static void draws(void)
 {
 	struct le_loss_state s, ref;
-	struct le_loss_config none = { LE_LOSS_NONE, 0, { 0, 0 } };
+	struct le_loss_config none = { .model = LE_LOSS_NONE };
 	struct le_loss_config zero = bernoulli(0), all = bernoulli(100);
 	unsigned k = 0;
 
@@ -113,21 +114,25 @@ static void independent_of_delay(void)
 		struct le_link_config c;
 		struct le_link l;
 		struct le_frame out[64];
+		struct fakes fk;
 
+		fk_init(&fk, 0);
 		CHECK(le_config_parse(texts[t], &c, err, sizeof(err)) == 0, "%s", err);
-		CHECK(le_link_init(&l, &c, LE_DIR_A2B, 0, 100000, err, sizeof(err)) == 0, "%s", err);
+		CHECK(le_link_init_ops(&l, &c, LE_DIR_A2B, 0, 0, &fk.ops, err, sizeof(err)) == 0, "%s", err);
 		for (unsigned j = 0; j < 100000; j++) {
-			enum le_drop_cause cause;
 			le_ns_t now = (le_ns_t)j * 100000; /* a frame every 100 us */
+			uint64_t lost_before = l.ctr.drop[LE_DROP_LOSS];
+			uint64_t full_before = l.ctr.drop[LE_DROP_QUEUE_FULL];
 
-			le_link_dequeue(&l, now, out, 64);
-			if (le_link_enqueue(&l, NULL, 64, now, &cause) < 0) {
-				if (cause == LE_DROP_LOSS && n[t] < 20000)
-					idx[t][n[t]++] = j;
-				qf[t] += cause == LE_DROP_QUEUE_FULL;
-			}
+			fk_sent(&fk, out, le_link_dequeue(&l, now, out, 64));
+			le_link_offer(&l, fk_new(&fk, 64), 64, now);
+			/* The offered frame is the only one that can drop here. */
+			if (l.ctr.drop[LE_DROP_LOSS] != lost_before && n[t] < 20000)
+				idx[t][n[t]++] = j;
+			qf[t] += l.ctr.drop[LE_DROP_QUEUE_FULL] != full_before;
 		}
 		le_link_free(&l);
+		fk_fini(&fk);
 	}
 	CHECK(n[0] > 4000, "%u loss drops", n[0]);
 	CHECK(qf[1] > qf[0], "queue drops %u vs %u: the limit should bite harder", qf[1], qf[0]);
@@ -138,8 +143,228 @@ static void independent_of_delay(void)
 	}
 }
 
+static struct le_loss_config parsed(const char *text)
+{
+	struct le_link_config c;
+	char err[LE_ERR_MAX] = "";
+
+	CHECK(le_config_parse(text, &c, err, sizeof(err)) == 0, "%s: %s", text, err);
+	return c.loss;
+}
+
+/* Deterministic corner cases pin down netem's order of events: the loss
+ * of a frame depends on the state the frame meets (gemodel) or enters
+ * (4-state). */
+static void chains_by_hand(void)
+{
+	struct le_loss_state s;
+	struct le_loss_config ge = parsed("loss gemodel 100% 100%"), st = parsed("loss state 100% 100%");
+	int seq[6];
+
+	/* gemodel: Good (no loss), then Bad (always lost), flipping each frame. */
+	le_loss_init(&s, 1, 0);
+	for (int i = 0; i < 6; i++)
+		seq[i] = le_loss_decide(&s, &ge);
+	CHECK(seq[0] == 0 && seq[1] == 1 && seq[2] == 0 && seq[3] == 1 && seq[4] == 0 && seq[5] == 1);
+	/* 4-state: 1 -> 3 (lost) -> 1 (received) -> 3 ... */
+	le_loss_init(&s, 1, 0);
+	for (int i = 0; i < 6; i++)
+		seq[i] = le_loss_decide(&s, &st);
+	CHECK(seq[0] == 1 && seq[1] == 0 && seq[2] == 1 && seq[3] == 0 && seq[4] == 1 && seq[5] == 0);
+	/* isolated losses: p14 = 100% from state 1, then back to 1 */
+	struct le_loss_config iso = parsed("loss state 0% 100% 0% 100% 100%");
+	le_loss_init(&s, 1, 0);
+	for (int i = 0; i < 6; i++)
+		seq[i] = le_loss_decide(&s, &iso);
+	CHECK(seq[0] == 1 && seq[1] == 0 && seq[2] == 1 && seq[3] == 0, "%d %d %d %d", seq[0], seq[1], seq[2], seq[3]);
+	/* gemodel draws two numbers per frame, state one. */
+	struct le_rng a, b;
+	le_loss_init(&s, 9, 1);
+	le_rng_seed(&a, 9, 1, LE_STREAM_LOSS);
+	le_loss_decide(&s, &ge);
+	le_rng_u64(&a), le_rng_u64(&a);
+	b = s.rng;
+	CHECK(memcmp(&a, &b, sizeof(a)) == 0);
+}
+
+/* Asymptotic variance of the mean of f over a stationary Markov chain
+ * (sigma^2 / n is the variance of the sample mean of n steps):
+ *     sigma^2 = gamma_0 + 2 sum_{k>=1} gamma_k,
+ *     gamma_k = sum_i pi_i f_i (P^k f)_i - (pi f)^2
+ * summed until the terms vanish (the chains here mix in tens of steps). */
+static double markov_variance(int n, const double P[4][4], const double *pi, const double *f)
+{
+	double g[4], mean = 0, var = 0;
+
+	for (int i = 0; i < n; i++)
+		mean += pi[i] * f[i], g[i] = f[i];
+	for (int i = 0; i < n; i++)
+		var += pi[i] * f[i] * f[i];
+	var -= mean * mean;
+	for (int k = 1; k < 100000; k++) {
+		double h[4] = { 0 }, gk = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				h[i] += P[i][j] * g[j];
+		memcpy(g, h, sizeof(h));
+		for (int i = 0; i < n; i++)
+			gk += pi[i] * f[i] * g[i];
+		gk -= mean * mean;
+		var += 2 * gk;
+		if (fabs(gk) < 1e-16)
+			break;
+	}
+	return var;
+}
+
+/* Stationary distribution: power iteration (the chains are ergodic and
+ * aperiodic), to double precision. */
+static void stationary(int n, const double P[4][4], double *pi)
+{
+	for (int i = 0; i < n; i++)
+		pi[i] = 1.0 / n;
+	for (int it = 0; it < 200000; it++) {
+		double q[4] = { 0 }, d = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				q[j] += pi[i] * P[i][j];
+		for (int j = 0; j < n; j++)
+			d += fabs(q[j] - pi[j]), pi[j] = q[j];
+		if (d < 1e-17)
+			break;
+	}
+}
+
+#define NCHAIN 2000000
+
+/* Gilbert-Elliott: the long-run loss rate is the chain's stationary loss
+ * probability, L = pi_G (1-k) + pi_B (1-h) with pi_B = p / (p + r).
+ * Variance of the sample loss rate: the loss indicator is f(S) plus
+ * Bernoulli noise e with Var(e | S) = q_S (1 - q_S), independent of
+ * everything else (its own draw), so
+ *     sigma^2 = (q_B - q_G)^2 sigma^2_chain(1{B}) + pi_G q_G(1-q_G) + pi_B q_B(1-q_B)
+ * and for the two-state chain sigma^2_chain(1{B}) = pi_B pi_G (1+l)/(1-l)
+ * with l = 1 - p - r its second eigenvalue. The bound is 5 sigma/sqrt(n)
+ * (a false alarm below 1e-6 by the Markov chain CLT). */
+static void gilbert_elliott(void)
+{
+	static const struct {
+		const char *text;
+		double p, r, qb, qg;
+	} cases[] = {
+		{ "loss gemodel 2% 25%", 0.02, 0.25, 1.0, 0.0 },           /* simple Gilbert */
+		{ "loss gemodel 5% 30% 80% 1%", 0.05, 0.30, 0.80, 0.01 },  /* Gilbert-Elliott */
+		{ "loss gemodel 0.5%", 0.005, 0.995, 1.0, 0.0 },          /* r = 1 - p: Bernoulli */
+	};
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct le_loss_state s;
+		struct le_loss_config cfg = parsed(cases[c].text);
+		double p = cases[c].p, r = cases[c].r, pb = p / (p + r), pg = 1 - pb, l = 1 - p - r;
+		double L = pg * cases[c].qg + pb * cases[c].qb;
+		double d = cases[c].qb - cases[c].qg;
+		double var = d * d * pb * pg * (1 + l) / (1 - l) + pg * cases[c].qg * (1 - cases[c].qg) +
+			     pb * cases[c].qb * (1 - cases[c].qb);
+		double lost = 0, bursts = 0, burst_frames = 0;
+		int prev = 0;
+
+		le_loss_init(&s, 2024 + c, 0);
+		for (int i = 0; i < NCHAIN; i++) {
+			int x = le_loss_decide(&s, &cfg);
+			lost += x;
+			if (x && !prev)
+				bursts++;
+			burst_frames += x;
+			prev = x;
+		}
+		double rate = lost / NCHAIN, bound = 5 * sqrt(var / NCHAIN);
+		CHECK(fabs(rate - L) <= bound, "%s: loss %.6f, stationary %.6f +- %.6f", cases[c].text, rate, L, bound);
+		if (cases[c].qb == 1.0 && cases[c].qg == 0.0) {
+			/* Simple Gilbert: a burst of losses is a stay in Bad, geometric
+			 * with mean 1/r and variance (1-r)/r^2; about n pi_B r bursts. */
+			double mean = burst_frames / bursts, nb = NCHAIN * pb * r;
+			double b = 5 * sqrt((1 - r) / (r * r) / nb);
+			CHECK(fabs(mean - 1 / r) <= b, "%s: mean burst %.4f, expected %.4f +- %.4f", cases[c].text,
+			      mean, 1 / r, b);
+		}
+	}
+}
+
+/* 4-state model (netem's loss_4state): states 1 gap-receive, 2
+ * burst-receive, 3 burst-loss, 4 isolated loss; a frame is lost when the
+ * chain enters 3 or 4. Transition matrix from the parameters, stationary
+ * loss pi_3 + pi_4, variance from the chain's autocovariances. */
+static void four_state(void)
+{
+	static const struct {
+		const char *text;
+		double p13, p31, p32, p23, p14;
+	} cases[] = {
+		{ "loss state 1% 30% 5% 40% 0.5%", 0.01, 0.30, 0.05, 0.40, 0.005 },
+		{ "loss state 3%", 0.03, 0.97, 0, 1, 0 },                  /* defaults: Bernoulli 3% */
+		{ "loss state 2% 20% 10% 30%", 0.02, 0.20, 0.10, 0.30, 0 },
+	};
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct le_loss_state s;
+		struct le_loss_config cfg = parsed(cases[c].text);
+		double p13 = cases[c].p13, p31 = cases[c].p31, p32 = cases[c].p32, p23 = cases[c].p23, p14 = cases[c].p14;
+		const double P[4][4] = {
+			{ 1 - p13 - p14, 0, p13, p14 },
+			{ 0, 1 - p23, p23, 0 },
+			{ p31, p32, 1 - p31 - p32, 0 },
+			{ 1, 0, 0, 0 },
+		};
+		const double f[4] = { 0, 0, 1, 1 };
+		double pi[4], lost = 0;
+
+		stationary(4, P, pi);
+		double L = pi[2] + pi[3], var = markov_variance(4, P, pi, f), bound = 5 * sqrt(var / NCHAIN);
+		le_loss_init(&s, 77 + c, 1);
+		for (int i = 0; i < NCHAIN; i++)
+			lost += le_loss_decide(&s, &cfg);
+		CHECK(fabs(lost / NCHAIN - L) <= bound, "%s: loss %.6f, stationary %.6f +- %.6f", cases[c].text,
+		      lost / NCHAIN, L, bound);
+	}
+}
+
+/* Correlated Bernoulli (netem's get_crandom): with rho = 0 exactly the
+ * uncorrelated stream; with rho > 0 losses cluster: P(loss | previous
+ * lost) rises above P(loss | previous received). netem's formula does not
+ * keep the rate at P (the mixed value concentrates around 1/2, so the
+ * rate falls as rho grows; docs/grammar.md says so): asserted too. */
+static void correlated(void)
+{
+	struct le_loss_state a, b;
+	struct le_loss_config plain = parsed("loss 10%"), zero = parsed("loss 10% 0%"), corr = parsed("loss 10% 25%");
+	unsigned same = 0, after_loss = 0, lost_after_loss = 0, after_rx = 0, lost_after_rx = 0, lost = 0;
+	int prev = 0;
+
+	le_loss_init(&a, 5, 0);
+	le_loss_init(&b, 5, 0);
+	for (int i = 0; i < 100000; i++)
+		same += le_loss_decide(&a, &plain) == le_loss_decide(&b, &zero);
+	CHECK_EQ_U64(same, 100000);
+	le_loss_init(&a, 5, 0);
+	for (int i = 0; i < 200000; i++) {
+		int x = le_loss_decide(&a, &corr);
+		if (prev)
+			after_loss++, lost_after_loss += x;
+		else
+			after_rx++, lost_after_rx += x;
+		lost += x;
+		prev = x;
+	}
+	CHECK(after_loss > 1000, "%u", after_loss);
+	CHECK((double)lost_after_loss / after_loss > 1.5 * lost_after_rx / after_rx, "%u/%u vs %u/%u", lost_after_loss,
+	      after_loss, lost_after_rx, after_rx);
+	CHECK(lost < 0.1 * 200000, "netem's correlated rate is below P: %u", lost);
+}
+
 int main(void)
 {
+	chains_by_hand();
+	gilbert_elliott();
+	four_state();
+	correlated();
 	rates();
 	reproducible();
 	draws();

@@ -137,8 +137,45 @@ static void probabilities(void)
 	CHECK_EQ_U64(hits, 100000);
 }
 
+/* Class streams: class 0 is exactly the plain stream (a config without
+ * classes draws what it always drew); other classes differ. Correlated
+ * draws: rho 0 is the plain stream, rho 1 repeats. below(n) is in range. */
+static void classes_and_correlation(void)
+{
+	struct le_rng a, b, c;
+	unsigned same = 0, in_range = 1;
+
+	le_rng_seed(&a, 9, 1, LE_STREAM_JITTER);
+	le_rng_seed_class(&b, 9, 1, 0, LE_STREAM_JITTER);
+	le_rng_seed_class(&c, 9, 1, 3, LE_STREAM_JITTER);
+	for (int i = 0; i < 1000; i++) {
+		uint64_t x = le_rng_u64(&a), y = le_rng_u64(&b), z = le_rng_u64(&c);
+		CHECK(x == y);
+		same += x == z;
+	}
+	CHECK_EQ_U64(same, 0);
+
+	struct le_corr none = le_corr_from_double(0), full = le_corr_from_double(1), half = le_corr_from_double(0.5);
+	uint64_t last = 12345;
+	CHECK(le_corr_none(none) && !le_corr_none(half) && full.full);
+	CHECK_EQ_U64(half.rho, 1ULL << 63);
+	le_rng_seed(&a, 1, 0, LE_STREAM_LOSS);
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ_U64(le_rng_corr(&a, full, &last), 12345);
+	/* rho 1/2: next = (u + last) / 2 */
+	le_rng_seed(&a, 1, 0, LE_STREAM_LOSS);
+	b = a;
+	last = 1000;
+	uint64_t u = le_rng_u64(&b), v = le_rng_corr(&a, half, &last);
+	CHECK_EQ_U64(v, (uint64_t)(((unsigned __int128)u + 1000) / 2));
+	for (int i = 0; i < 100000; i++)
+		in_range &= le_rng_below(&a, 7) < 7;
+	CHECK(in_range);
+}
+
 int main(void)
 {
+	classes_and_correlation();
 	reproducible_and_independent();
 	known_answer();
 	probabilities();

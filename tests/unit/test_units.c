@@ -227,8 +227,53 @@ static void integers(void)
 	}
 }
 
+static void rates_sizes(void)
+{
+	char err[256], buf[64];
+	uint64_t v;
+	int64_t sv;
+
+	CHECK(le_parse_rate("1.5mbit", UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 1500000);
+	CHECK(le_parse_rate("1KBPS", UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 8000);
+	CHECK(le_parse_rate("0.125kbit", UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 125);
+	CHECK(le_parse_rate("2Tibit", UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 2ULL << 40);
+	CHECK(le_parse_rate("1.0001bit", UINT64_MAX, &v, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "not a whole number of bit/s");
+	CHECK(le_parse_rate("mbit", UINT64_MAX, &v, err, sizeof(err)) == -1);
+	CHECK(le_parse_rate("1e6bit", UINT64_MAX, &v, err, sizeof(err)) == -1);
+	CHECK(le_parse_rate("-1bit", UINT64_MAX, &v, err, sizeof(err)) == -1);
+	CHECK(le_parse_rate("99999999999999999999999bit", UINT64_MAX, &v, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "out of range");
+	CHECK(strcmp(le_format_rate(45000000, buf, sizeof(buf)), "45mbit") == 0);
+	CHECK(strcmp(le_format_rate(1536, buf, sizeof(buf)), "1536bit") == 0);
+	CHECK(strcmp(le_format_rate(3000000000000ULL, buf, sizeof(buf)), "3tbit") == 0);
+
+	CHECK(le_parse_size("64kb", 0, UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 65536);
+	CHECK(le_parse_size("1.5k", 0, UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 1536);
+	CHECK(le_parse_size("1M", 0, UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 1048576);
+	CHECK(le_parse_size("8kbit", 0, UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 1024);
+	CHECK(le_parse_size("1500", 0, UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 1500);
+	CHECK(le_parse_size("1500B", 0, UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 1500);
+	CHECK(le_parse_size("0.3b", 0, UINT64_MAX, &v, err, sizeof(err)) == -1);
+	CHECK(le_parse_size("10", 11, 20, &v, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "out of range (11b .. 20b)");
+	CHECK(strcmp(le_format_size(65536, buf, sizeof(buf)), "64kb") == 0);
+	CHECK(strcmp(le_format_size(1500, buf, sizeof(buf)), "1500b") == 0);
+	CHECK(strcmp(le_format_size(3u << 30, buf, sizeof(buf)), "3gb") == 0);
+
+	CHECK(le_parse_s64("-4", -10, 10, &sv, err, sizeof(err)) == 0 && sv == -4);
+	CHECK(le_parse_s64("10", -10, 10, &sv, err, sizeof(err)) == 0 && sv == 10);
+	CHECK(le_parse_s64("11", -10, 10, &sv, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "out of range (-10 .. 10)");
+	CHECK(le_parse_s64("-9223372036854775808", INT64_MIN, INT64_MAX, &sv, err, sizeof(err)) == 0 && sv == INT64_MIN);
+	CHECK(le_parse_s64("--1", -10, 10, &sv, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "not an integer");
+	CHECK(le_parse_s64("", -10, 10, &sv, err, sizeof(err)) == -1);
+}
+
 int main(void)
 {
+	rates_sizes();
 	valid_times();
 	invalid_times();
 	time_limits();

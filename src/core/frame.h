@@ -1,0 +1,45 @@
+/* A frame as the link model sees it, and the operations the model needs
+ * from whoever owns frames (the data plane's mbufs, or a test's fakes).
+ *
+ * The model never allocates or frees frames itself and knows nothing of
+ * DPDK: it calls these operations, supplied once at init. */
+#ifndef LE_FRAME_H
+#define LE_FRAME_H
+
+#include <stdint.h>
+
+#include "le_time.h"
+
+struct le_frame {
+	void *handle;        /* opaque to the model: an mbuf for the data plane */
+	uint32_t len;        /* frame length in bytes */
+	uint16_t cls;        /* class index in the path (0 = default link) */
+	uint16_t flags;      /* model-internal (LE_FRAME_*); undefined for callers */
+	le_ns_t arrival;     /* when the link received it */
+	le_ns_t deadline;    /* when the model says it must leave */
+};
+
+/* Operations on frames, supplied by the caller.
+ *
+ * clone: a second frame with the same bytes that can be modified on its
+ *        own (corrupt and ecn write into frames, so a copy that shares
+ *        data with the original is wrong when either is configured).
+ *        NULL when none can be made (counted, never fatal).
+ * free:  releases a frame the model drops. After the call the handle is
+ *        the caller's again; the model never touches it.
+ * bytes: the frame's first contiguous bytes, with their number in
+ *        *contiguous_len (may be less than the frame length, e.g. a
+ *        chained mbuf; the model only reads/writes within it). NULL when
+ *        there are none.
+ * Any of them may be NULL when the configuration never needs it: clone is
+ * needed by `duplicate`; bytes by `corrupt`, `ecn`, `codel ... ecn` and
+ * class rules; free by every config that can drop frames. le_link_init /
+ * le_path_init refuse a configuration whose operations are missing. */
+struct le_frame_ops {
+	void *ctx;
+	void *(*clone)(void *ctx, void *handle);
+	void (*free)(void *ctx, void *handle);
+	uint8_t *(*bytes)(void *ctx, void *handle, uint32_t *contiguous_len);
+};
+
+#endif

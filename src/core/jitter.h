@@ -1,0 +1,32 @@
+/* Jitter: the per-frame delay drawn around `delay` (netem's tabledist).
+ *
+ *   delay TIME JITTER [CORR] [distribution uniform|normal|pareto|paretonormal|FILE]
+ * Without a distribution (or with `uniform`) the delay is netem's
+ * discrete uniform on [TIME - JITTER, TIME + JITTER - 1 ns]; with a table
+ * it is TIME + JITTER * entry / 8192 (JITTER is then the standard
+ * deviation). A negative result is taken as 0 (the frame is not sent
+ * before it arrives). */
+#ifndef LE_JITTER_H
+#define LE_JITTER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "dist_table.h"
+#include "rng.h"
+
+struct le_jitter_state {
+	struct le_rng rng;
+	uint64_t last;
+	int primed;
+	struct le_dist_table table;
+};
+
+/* Allocates the table (generated, or read from the config's file). */
+int le_jitter_init(struct le_jitter_state *s, const struct le_link_config *c, uint64_t seed,
+		   uint32_t direction, uint32_t cls, char *err, size_t errlen);
+void le_jitter_free(struct le_jitter_state *s);
+/* The frame's delay (>= 0): one draw when jitter > 0, none otherwise. */
+le_ns_t le_jitter_delay(struct le_jitter_state *s, const struct le_link_config *c);
+
+#endif

@@ -1,0 +1,95 @@
+/* A direction of the emulator: class rules and one link per class.
+ *
+ *   DEFAULT-LINK ; class NAME match FILTER-WORDS : LINK ; class NAME2 ...
+ *
+ * A frame goes through the link of the first rule it matches (rules in
+ * the order written), else through the default link. Up to
+ * LE_MAX_CLASSES named classes. Class index 0 is the default link, index
+ * i the i-th rule; frames leave with le_frame.cls set, so the data plane
+ * can attribute tx and emulation error per class. Each class's link is
+ * independent (own queue, serializer, random streams); see link.h for
+ * what a link does and the accounting law it keeps.
+ *
+ * Threading: a path is used by one thread (the lcore). Live
+ * reconfiguration builds a new path elsewhere (le_path_init allocates and
+ * reads files), then the owning thread calls le_path_inherit(new, old)
+ * and sends new frames to the new path while it keeps dequeuing the old
+ * one until le_path_depth(old) == 0; then the old one can be freed. */
+#ifndef LE_PATH_H
+#define LE_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "config.h"
+#include "counters.h"
+#include "frame.h"
+#include "link.h"
+
+#define LE_MAX_CLASSES 16
+#define LE_CLASS_NAME_MAX 32   /* with its NUL: names of 1 .. 31 of [A-Za-z0-9_-] */
+#define LE_PATH_TEXT_MAX ((LE_MAX_CLASSES + 1) * (LE_CONFIG_TEXT_MAX + 640))
+
+struct le_class_config {
+	char name[LE_CLASS_NAME_MAX];
+	struct le_match match;
+	struct le_link_config link;
+};
+
+struct le_path_config {
+	struct le_link_config dflt;    /* class 0 */
+	unsigned nclasses;             /* named classes, 0 .. LE_MAX_CLASSES */
+	struct le_class_config cls[LE_MAX_CLASSES];
+};
+
+void le_path_config_default(struct le_path_config *c);
+/* Parses the path grammar; a text without ';' is just the default link.
+ * Errors name the class and the word: "class ctl: delay: '1x' is not a
+ * time". */
+int le_path_config_parse(const char *text, struct le_path_config *out, char *err, size_t errlen);
+/* Grammar text that parses back to the same configuration. */
+size_t le_path_config_format(const struct le_path_config *c, char *buf, size_t buflen);
+int le_path_config_equal(const struct le_path_config *a, const struct le_path_config *b);
+
+/* About 66 KiB (17 links): allocate it, do not put it on a stack. */
+struct le_path {
+	struct le_path_config cfg;
+	struct le_frame_ops ops;
+	unsigned nlinks;               /* 1 + nclasses */
+	int depth;                     /* how far the rules read frames */
+	struct le_link link[LE_MAX_CLASSES + 1];
+};
+
+/* Sets up every class's link (allocation and file reads happen here,
+ * never per frame). The frame operations must outlive the path; `bytes`
+ * is needed when there are class rules. -1 with a message naming the
+ * class. */
+int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_direction dir,
+		 uint64_t default_seed, const struct le_frame_ops *ops, char *err, size_t errlen);
+void le_path_free(struct le_path *p);
+
+/* The class a frame belongs to (0 = default). */
+unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len);
+/* Classifies and offers a frame; the path keeps it or frees it. */
+void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arrival);
+/* Frames of every class whose deadline <= now, up to max, in deadline
+ * order (ties: lower class first). */
+unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, unsigned max);
+/* Everything still held (shutdown), class by class. */
+unsigned le_path_drain(struct le_path *p, struct le_frame *out, unsigned max);
+le_ns_t le_path_next_deadline(const struct le_path *p);
+uint32_t le_path_depth(const struct le_path *p);
+
+unsigned le_path_classes(const struct le_path *p);                 /* nclasses + 1 */
+const char *le_path_class_name(const struct le_path *p, unsigned cls); /* "default" for 0 */
+const struct le_counters *le_path_class_counters(const struct le_path *p, unsigned cls);
+uint32_t le_path_class_depth(const struct le_path *p, unsigned cls);
+/* Sum over classes. */
+void le_path_counters(const struct le_path *p, struct le_counters *total);
+
+/* Continuity at a swap, class by class index (le_link_inherit): class i
+ * of the new path continues class i of the old one, whatever the names. */
+void le_path_inherit(struct le_path *newp, const struct le_path *old);
+
+#endif

@@ -1,0 +1,35 @@
+/* Per-frame chances with netem's meanings: duplicate, corrupt, reorder.
+ *
+ * Each has its own random stream (rng.h) and optional netem correlation.
+ *   duplicate P [CORR]  the frame is copied; the copy goes through the
+ *                       link again (loss, corrupt, queue) but is never
+ *                       copied itself (netem re-enqueues the clone at the
+ *                       root with tc_depth++)
+ *   corrupt P [CORR]    one random bit of the frame's first contiguous
+ *                       bytes is flipped (netem: one bit within the
+ *                       linear head, skb_headlen); checksums are left
+ *                       wrong, as netem does
+ *   reorder P [CORR] [gap N]  see link.c: a chosen frame skips the delay */
+#ifndef LE_PERFRAME_H
+#define LE_PERFRAME_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "rng.h"
+
+struct le_chance_state {
+	struct le_rng rng;
+	uint64_t last;
+	int primed;
+};
+
+void le_chance_init(struct le_chance_state *s, uint64_t seed, uint32_t direction, uint32_t cls,
+		    enum le_rng_stream stream);
+/* One draw (through the correlated generator when a correlation is set). */
+int le_chance_draw(struct le_chance_state *s, const struct le_chance *c);
+/* Flips one uniformly chosen bit among the first n bytes (n >= 1); two
+ * more draws from the same stream. Returns the bit's index (byte*8+bit). */
+uint64_t le_corrupt_bytes(struct le_chance_state *s, uint8_t *bytes, uint32_t n);
+
+#endif

@@ -1,0 +1,105 @@
+/* Header reading; see pkt.h. Every read is bounds-checked against len. */
+#include "pkt.h"
+
+#include <string.h>
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static int has_ports(uint8_t proto)
+{
+	/* TCP, UDP, DCCP, SCTP, UDP-Lite: source and destination port first */
+	return proto == 6 || proto == 17 || proto == 33 || proto == 132 || proto == 136;
+}
+
+int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
+{
+	uint32_t off = 12, l4 = 0;
+	uint16_t type;
+	int tags = 0, first_fragment = 1;
+
+	memset(out, 0, sizeof(*out));
+	if (b == NULL || len < 14)
+		return 0;
+	type = be16(b + off);
+	while ((type == 0x8100 || type == 0x88a8) && tags < 2) {
+		if (len < off + 6)
+			return 0;
+		if (tags == 0) {
+			out->has_vlan = 1;
+			out->vlan = be16(b + off + 2) & 0x0fff;
+		}
+		off += 4;
+		type = be16(b + off);
+		tags++;
+	}
+	off += 2;
+	out->ethertype = type;
+	if (depth < LE_PKT_L3)
+		return 0;
+	if (type == 0x0800) {
+		uint32_t ihl;
+
+		if (len < off + 20 || (b[off] >> 4) != 4 || (ihl = (b[off] & 0x0fu) * 4u) < 20)
+			return 0;
+		out->ip = 4;
+		out->l3off = off;
+		out->dscp = b[off + 1] >> 2;
+		out->ecn = b[off + 1] & 3;
+		memcpy(out->src, b + off + 12, 4);
+		memcpy(out->dst, b + off + 16, 4);
+		out->has_proto = 1;
+		out->proto = b[off + 9];
+		/* Only the first fragment (offset 0) carries the L4 header. */
+		first_fragment = (be16(b + off + 6) & 0x1fff) == 0;
+		l4 = off + ihl;
+		if (len < l4)
+			return 0;
+	} else if (type == 0x86dd) {
+		uint8_t nh;
+		int hops = 0;
+
+		if (len < off + 40 || (b[off] >> 4) != 6)
+			return 0;
+		out->ip = 6;
+		out->l3off = off;
+		out->dscp = (uint8_t)(((b[off] & 0x0f) << 2) | (b[off + 1] >> 6));
+		out->ecn = (b[off + 1] >> 4) & 3;
+		memcpy(out->src, b + off + 8, 16);
+		memcpy(out->dst, b + off + 24, 16);
+		nh = b[off + 6];
+		l4 = off + 40;
+		/* Extension headers: hop-by-hop 0, routing 43, destination
+		 * options 60 (length in 8-octet units past the first 8), and
+		 * fragment 44 (8 bytes). A bounded number, so a hostile chain
+		 * cannot keep us here. */
+		while ((nh == 0 || nh == 43 || nh == 60 || nh == 44) && hops++ < 8) {
+			if (len < l4 + 8)
+				return 0; /* next header unknown: no protocol */
+			if (nh == 44) {
+				if ((be16(b + l4 + 2) & 0xfff8) != 0)
+					first_fragment = 0;
+				nh = b[l4];
+				l4 += 8;
+			} else {
+				uint8_t next = b[l4];
+				l4 += 8u + 8u * b[l4 + 1];
+				nh = next;
+			}
+		}
+		if (nh == 0 || nh == 43 || nh == 60 || nh == 44)
+			return 0; /* too long a chain */
+		out->has_proto = 1;
+		out->proto = nh;
+	} else {
+		return 0;
+	}
+	if (depth < LE_PKT_L4 || !first_fragment || !has_ports(out->proto) || len < l4 + 4)
+		return 0;
+	out->has_ports = 1;
+	out->sport = be16(b + l4);
+	out->dport = be16(b + l4 + 2);
+	return 0;
+}

@@ -1,0 +1,211 @@
+/* Mahimahi traces: loading and walking; see trace.h. */
+#include "trace.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int le_trace_parse(const char *text, size_t len, const char *name, int us, struct le_trace *t,
+		   char *err, size_t errlen)
+{
+	const char *p = text, *end = text + len;
+	const uint64_t max = us ? LE_TRACE_MAX_US : LE_TRACE_MAX_MS;
+	const uint64_t unit = us ? LE_NS_PER_US : LE_NS_PER_MS;
+	const char *uname = us ? "microseconds" : "milliseconds";
+	uint32_t line = 0, cap = 0;
+	uint64_t prev = 0;
+
+	memset(t, 0, sizeof(*t));
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q, *stop = eol ? eol : end;
+		uint64_t v = 0;
+		int big = 0;
+
+		line++;
+		/* A Windows line end is tolerated; nothing else around the
+		 * number is (Mahimahi's myatoi takes the whole line). */
+		if (stop > p && stop[-1] == '\r')
+			stop--;
+		if (stop == p) {
+			set_err(err, errlen, "%s:%u: empty line (every line is one delivery opportunity)", name,
+				line);
+			goto fail;
+		}
+		if (*p == '-') {
+			set_err(err, errlen, "%s:%u: '%.*s' is negative", name, line,
+				(int)(stop - p > 40 ? 40 : stop - p), p);
+			goto fail;
+		}
+		for (q = p; q < stop; q++) {
+			if (!isdigit((unsigned char)*q)) {
+				set_err(err, errlen, "%s:%u: '%.*s' is not a whole number of %s", name, line,
+					(int)(stop - p > 40 ? 40 : stop - p), p, uname);
+				goto fail;
+			}
+			v = v * 10 + (uint64_t)(*q - '0');
+			if (v > max)
+				big = 1, v = max + 1;
+		}
+		if (big) {
+			set_err(err, errlen, "%s:%u: '%.*s' is too large (max %llu %s)", name, line,
+				(int)(stop - p > 40 ? 40 : stop - p), p, (unsigned long long)max, uname);
+			goto fail;
+		}
+		if (t->n > 0 && v < prev) {
+			set_err(err, errlen, "%s:%u: %llu is below the timestamp before it (%llu): timestamps must not decrease",
+				name, line, (unsigned long long)v, (unsigned long long)prev);
+			goto fail;
+		}
+		if (t->n == LE_TRACE_MAX_LINES) {
+			set_err(err, errlen, "%s:%u: more than %u lines", name, line, LE_TRACE_MAX_LINES);
+			goto fail;
+		}
+		if (t->n == cap) {
+			le_ns_t *grown;
+			cap = cap ? cap * 2 : 1024;
+			grown = realloc(t->t, (size_t)cap * sizeof(*t->t));
+			if (grown == NULL) {
+				set_err(err, errlen, "%s: out of memory", name);
+				goto fail;
+			}
+			t->t = grown;
+		}
+		t->t[t->n++] = v * unit;
+		prev = v;
+		p = eol ? eol + 1 : end;
+	}
+	if (t->n == 0) {
+		set_err(err, errlen, "%s: empty trace (no delivery opportunities)", name);
+		goto fail;
+	}
+	if (t->t[t->n - 1] == 0) {
+		set_err(err, errlen, "%s:%u: the last timestamp is 0: a trace must last a nonzero time (it loops with that period)",
+			name, line);
+		goto fail;
+	}
+	t->period = t->t[t->n - 1];
+	return 0;
+fail:
+	le_trace_free(t);
+	return -1;
+}
+
+int le_trace_load(const char *path, int us, struct le_trace *t, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	long size;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (f == NULL) {
+		set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || size > (1L << 30) ||
+	    fseek(f, 0, SEEK_SET) != 0) {
+		fclose(f);
+		set_err(err, errlen, "%s: not a readable file of at most 1 GiB", path);
+		return -1;
+	}
+	text = malloc((size_t)size + 1);
+	if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size) {
+		free(text);
+		fclose(f);
+		set_err(err, errlen, "%s: read error", path);
+		return -1;
+	}
+	fclose(f);
+	rc = le_trace_parse(text, (size_t)size, path, us, t, err, errlen);
+	free(text);
+	return rc;
+}
+
+void le_trace_free(struct le_trace *t)
+{
+	free(t->t);
+	memset(t, 0, sizeof(*t));
+}
+
+void le_trace_step(const struct le_trace *t, struct le_trace_pos *p, int once, uint64_t count)
+{
+	uint64_t total, laps;
+
+	if (p->ended || count == 0)
+		return;
+	total = (uint64_t)p->k + count;
+	laps = total / t->n;
+	if (laps > 0 && once) {
+		p->ended = 1;
+		return;
+	}
+	/* Mahimahi: after the last line, the next lap starts one period
+	 * later (base += last timestamp). */
+	p->base += laps * t->period;
+	p->k = (uint32_t)(total % t->n);
+}
+
+/* First index whose offset is > rel (strict) or >= rel; n when none. */
+static uint32_t search(const struct le_trace *t, le_ns_t rel, int strict)
+{
+	uint32_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (strict ? t->t[mid] <= rel : t->t[mid] < rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void skip(const struct le_trace *t, struct le_trace_pos *p, int once, le_ns_t time, int strict)
+{
+	le_ns_t rel;
+	uint32_t k;
+
+	if (p->ended || time < le_trace_next(t, p) || (!strict && time == le_trace_next(t, p)))
+		return;
+	rel = time - p->base;
+	if (rel >= t->period && !once) {
+		uint64_t laps = rel / t->period;
+		p->base += laps * t->period;
+		rel -= laps * t->period;
+	}
+	k = search(t, rel, strict);
+	if (k == t->n) {
+		/* Only when the trace does not loop: a looping trace's rel is
+		 * below the period, and its last offset is the period. */
+		p->ended = 1;
+		return;
+	}
+	p->k = k;
+}
+
+void le_trace_skip_after(const struct le_trace *t, struct le_trace_pos *p, int once, le_ns_t time)
+{
+	skip(t, p, once, time, 1);
+}
+
+void le_trace_skip_to(const struct le_trace *t, struct le_trace_pos *p, int once, le_ns_t time)
+{
+	skip(t, p, once, time, 0);
+}

@@ -80,7 +80,7 @@ static void json_escape_to(FILE *f, const char *s)
 static void reply_error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reply_error(struct client *c, const char *fmt, ...)
 {
-	char msg[LE_ERR_MAX + 128], *buf = NULL;
+	char msg[LE_ERR_MAX + 256], *buf = NULL;
 	size_t len = 0;
 	va_list ap;
 	va_start(ap, fmt);
@@ -157,22 +157,22 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 		reply_error(c, "set: unknown direction '%s' (a2b or b2a)", dir_word);
 		return;
 	}
-	struct le_link_config cfg;
+	static struct le_path_config cfg; /* large; only this thread parses */
 	char err[LE_ERR_MAX];
-	if (le_config_parse(grammar, &cfg, err, sizeof(err))) {
+	if (le_path_config_parse(grammar, &cfg, err, sizeof(err))) {
 		reply_error(c, "set %s: %s", dir_word, err);
 		return;
 	}
-	/* Memory was sized for max_limit: a larger queue could hold more
+	/* Memory was sized for max_limit: larger queues could hold more
 	 * mbufs than the pool has. */
-	uint32_t max_limit = ctl->st->max_limit;
-	if (cfg.limit > max_limit) {
-		reply_error(c, "set %s: limit %u exceeds the %u frames linkemud reserved memory for "
-			       "(restart it with --max-limit)", dir_word, cfg.limit, max_limit);
+	uint64_t frames = dp_path_frame_limit(&cfg);
+	if (frames > ctl->st->max_limit) {
+		reply_error(c, "set %s: limits of %" PRIu64 " frames exceed the %u linkemud reserved memory for "
+			       "(restart it with --max-limit)", dir_word, frames, ctl->st->max_limit);
 		return;
 	}
 	struct dp_direction *dir = &ctl->st->dir[d];
-	struct dp_model *m = dp_model_new(&cfg, d, ctl->st->seed, err, sizeof(err));
+	struct dp_model *m = dp_model_new(&cfg, d, ctl->st->seed, ctl->st->ops, err, sizeof(err));
 	if (!m) {
 		reply_error(c, "set %s: %s", dir_word, err);
 		return;

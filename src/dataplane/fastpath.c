@@ -38,16 +38,14 @@ static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 	return kept;
 }
 
-/* Offers frames to the link; the link counts its own drops, we free them. */
-static void offer_to_link(struct dp_task *t, struct rte_mbuf **pkts, unsigned n, int use_meta_arrival,
-			  le_ns_t now)
+/* Offers frames to the model, which keeps them or frees and counts them. */
+static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n, int use_meta_arrival,
+			   le_ns_t now)
 {
-	struct le_link *link = &t->dir->models.active->link;
+	struct le_path *path = &t->dir->models.active->path;
 	for (unsigned i = 0; i < n; i++) {
-		enum le_drop_cause cause;
 		le_ns_t arrival = use_meta_arrival ? meta_of(t, pkts[i])->arrival : now;
-		if (le_link_enqueue(link, pkts[i], pkts[i]->pkt_len, arrival, &cause))
-			rte_pktmbuf_free(pkts[i]);
+		le_path_enqueue(path, pkts[i], pkts[i]->pkt_len, arrival);
 	}
 }
 
@@ -63,16 +61,15 @@ static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, ui
  * long delay the mbuf is cold in cache, and touching it here would cost a
  * miss per frame. Only the pipeline's worker must write the deadline into
  * the mbuf, for the TX lcore. */
-static void take_due(struct dp_task *t, int stamp_mbuf)
+static void take_due(struct dp_task *t, int stamp_mbuf, le_ns_t now)
 {
 	struct le_frame frames[DP_BURST_MAX];
 	struct dp_model_slot *ms = &t->dir->models;
-	le_ns_t now = tsc_clock_now(t->ctx->clock);
 	unsigned k = 0;
 	/* Frames of models being retired first: they were received earlier. */
 	for (unsigned r = 0; r < ms->nretiring && k < t->ctx->burst; r++)
-		k += le_link_dequeue(&ms->retiring[r]->link, now, frames + k, t->ctx->burst - k);
-	k += le_link_dequeue(&ms->active->link, now, frames + k, t->ctx->burst - k);
+		k += le_path_dequeue(&ms->retiring[r]->path, now, frames + k, t->ctx->burst - k);
+	k += le_path_dequeue(&ms->active->path, now, frames + k, t->ctx->burst - k);
 	for (unsigned i = 0; i < k; i++) {
 		struct rte_mbuf *m = frames[i].handle;
 		if (stamp_mbuf)
@@ -123,11 +120,11 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 	if (n) {
 		le_ns_t now = tsc_clock_now(t->ctx->clock);
 		unsigned kept = account_rx(t, pkts, n);
-		offer_to_link(t, pkts, kept, 0, now);
+		offer_to_model(t, pkts, kept, 0, now);
 	}
 	unsigned moved = n;
 	if (t->pending.count == 0)
-		take_due(t, 0);
+		take_due(t, 0, tsc_clock_now(t->ctx->clock));
 	moved += send_pending(t);
 	return moved;
 }
@@ -135,10 +132,14 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 static unsigned poll_rx(struct dp_task *t)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
-	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
-	if (!n)
-		return 0;
+	/* Read before the burst: every frame this or a later burst brings is
+	 * stamped at or after it. */
 	le_ns_t now = tsc_clock_now(t->ctx->clock);
+	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
+	if (!n) {
+		__atomic_store_n(&t->dir->rx_watermark, now, __ATOMIC_RELEASE);
+		return 0;
+	}
 	unsigned kept = account_rx(t, pkts, n);
 	for (unsigned i = 0; i < kept; i++)
 		meta_of(t, pkts[i])->arrival = now;
@@ -149,18 +150,34 @@ static unsigned poll_rx(struct dp_task *t)
 		t->ctr.drop[LE_DROP_RING_FULL]++;
 		rte_pktmbuf_free(pkts[i]);
 	}
+	/* Published after the enqueue: a frame stamped before the watermark
+	 * is already in the ring. */
+	__atomic_store_n(&t->dir->rx_watermark, now, __ATOMIC_RELEASE);
 	return n;
 }
 
 static unsigned poll_worker(struct dp_task *t)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
-	dp_model_slot_poll(&t->dir->models, tsc_clock_now(t->ctx->clock));
-	unsigned n = rte_ring_sc_dequeue_burst(t->dir->rx_ring, (void **)pkts, t->ctx->burst, NULL);
-	if (n)
-		offer_to_link(t, pkts, n, 1, 0);
+	unsigned left;
+	/* The model's clock must not pass a frame still in the RX ring, or
+	 * that frame would arrive "in the past" (late_arrival) and queue,
+	 * trace and CoDel decisions would shift by the ring's latency. So
+	 * time advances to the RX lcore's watermark (all frames stamped
+	 * earlier are in the ring), or to the last arrival taken when the
+	 * ring still holds frames. */
+	le_ns_t horizon = __atomic_load_n(&t->dir->rx_watermark, __ATOMIC_ACQUIRE);
+	le_ns_t now = tsc_clock_now(t->ctx->clock);
+	dp_model_slot_poll(&t->dir->models, now);
+	unsigned n = rte_ring_sc_dequeue_burst(t->dir->rx_ring, (void **)pkts, t->ctx->burst, &left);
+	if (n) {
+		/* Before offering: the model may free a frame it drops. */
+		if (left)
+			horizon = meta_of(t, pkts[n - 1])->arrival;
+		offer_to_model(t, pkts, n, 1, 0);
+	}
 	if (t->pending.count == 0)
-		take_due(t, 1);
+		take_due(t, 1, now < horizon ? now : horizon);
 	return n + flush_to_ring(t);
 }
 

@@ -52,6 +52,9 @@ struct dp_direction {
 	struct rte_ring *rx_ring;   /* pipeline only */
 	struct rte_ring *tx_ring;   /* pipeline only */
 	struct le_counters shutdown_ctr; /* written by the main lcore after the stop */
+	/* Pipeline: RX lcore's promise that every frame stamped before this
+	 * time is in rx_ring. On its own cache line: written every poll. */
+	le_ns_t rx_watermark __rte_cache_aligned;
 };
 
 enum dp_task_kind {

@@ -28,6 +28,7 @@
 #include "fastpath.h"
 #include "frame_meta.h"
 #include "layout.h"
+#include "mbuf_ops.h"
 #include "options.h"
 #include "pm_qos.h"
 #include "ports.h"
@@ -104,8 +105,9 @@ static uint64_t random_seed(void)
 static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_queues q[DP_PORTS],
 			     const struct dp_plan *plan)
 {
-	/* A live `set` may raise a link's limit up to max_limit. */
-	uint64_t n = (uint64_t)LE_DIRS * o->max_limit;
+	/* A live `set` may raise a direction's limits up to max_limit; every
+	 * held frame may have a duplicate beside it (`duplicate`). */
+	uint64_t n = (uint64_t)LE_DIRS * 2 * o->max_limit;
 	if (plan->kind == DP_LAYOUT_PIPELINE)
 		n += (uint64_t)LE_DIRS * 2 * o->ring_size;
 	n += (uint64_t)plan->ntasks * (DP_BURST_MAX + o->burst);
@@ -126,6 +128,7 @@ struct daemon {
 	struct dp_plan plan;
 	struct dp_port_queues queues[DP_PORTS];
 	struct rte_mempool *pool;
+	struct le_frame_ops ops;     /* mbuf operations for the models; outlives them */
 	uint64_t seed;
 	struct dp_state state;       /* what the control thread and telemetry see */
 	struct dp_control *control;
@@ -150,7 +153,7 @@ static int setup_links(struct daemon *dm, char *err, size_t errlen)
 		dir->id = (enum le_direction)d;
 		dir->port_in = d == LE_DIR_A2B ? 0 : 1;
 		dir->port_out = d == LE_DIR_A2B ? 1 : 0;
-		struct dp_model *m = dp_model_new(&dm->opt.link[d], dir->id, dm->seed, sub, sizeof(sub));
+		struct dp_model *m = dp_model_new(&dm->opt.path[d], dir->id, dm->seed, &dm->ops, sub, sizeof(sub));
 		if (!m) {
 			snprintf(err, errlen, "%s: %s", le_direction_name(d), sub);
 			return -1;
@@ -185,7 +188,7 @@ static int setup_rings(struct daemon *dm, char *err, size_t errlen)
 	return 0;
 }
 
-static int setup_memory_and_ports(struct daemon *dm, char *err, size_t errlen)
+static int setup_memory(struct daemon *dm, char *err, size_t errlen)
 {
 	for (uint16_t p = 0; p < DP_PORTS; p++)
 		if (dp_port_queues(p, &dm->queues[p], err, errlen))
@@ -201,6 +204,12 @@ static int setup_memory_and_ports(struct daemon *dm, char *err, size_t errlen)
 			 n, mib, dm->opt.max_limit, rte_strerror(rte_errno));
 		return -1;
 	}
+	dm->ops = dp_mbuf_ops(dm->pool);
+	return 0;
+}
+
+static int start_ports(struct daemon *dm, char *err, size_t errlen)
+{
 	for (uint16_t p = 0; p < DP_PORTS; p++)
 		if (dp_port_start(p, &dm->queues[p], dm->pool, err, errlen))
 			return -1;
@@ -219,8 +228,8 @@ static void shutdown_flush(struct daemon *dm)
 		unsigned k;
 		struct dp_model_slot *ms = &dir->models;
 		for (unsigned r = 0; r <= ms->nretiring; r++) {
-			struct le_link *link = r < ms->nretiring ? &ms->retiring[r]->link : &ms->active->link;
-			while ((k = le_link_drain(link, frames, DP_BURST_MAX)) > 0) {
+			struct le_path *path = r < ms->nretiring ? &ms->retiring[r]->path : &ms->active->path;
+			while ((k = le_path_drain(path, frames, DP_BURST_MAX)) > 0) {
 				for (unsigned i = 0; i < k; i++)
 					rte_pktmbuf_free(frames[i].handle);
 				*count += k;
@@ -281,6 +290,7 @@ static int start_observers(struct daemon *dm, char *err, size_t errlen)
 	dm->state = (struct dp_state){
 		.dir = dm->dir, .plan = &dm->plan, .clock = &dm->clock, .pool = dm->pool,
 		.seed = dm->seed, .started_ns = tsc_clock_now(&dm->clock), .max_limit = dm->opt.max_limit,
+		.ops = &dm->ops,
 	};
 	pthread_mutex_init(&dm->state.lock, NULL);
 	if (dp_telemetry_attach(&dm->state))
@@ -318,7 +328,7 @@ static void print_ready(const struct daemon *dm)
 
 static int run(struct daemon *dm)
 {
-	char err[512];
+	char err[LE_ERR_MAX + 128];
 	unsigned ids[RTE_MAX_LCORE], nlcores = 0, lc;
 
 	ids[nlcores++] = rte_get_main_lcore();
@@ -339,8 +349,8 @@ static int run(struct daemon *dm)
 	}
 	if (dp_ports_check(err, sizeof(err)) ||
 	    dp_plan_build(&dm->plan, dm->opt.layout, ids, nlcores, dm->dir, &dm->ctx, err, sizeof(err)) ||
-	    setup_links(dm, err, sizeof(err)) || setup_rings(dm, err, sizeof(err)) ||
-	    setup_memory_and_ports(dm, err, sizeof(err))) {
+	    setup_memory(dm, err, sizeof(err)) || setup_links(dm, err, sizeof(err)) ||
+	    setup_rings(dm, err, sizeof(err)) || start_ports(dm, err, sizeof(err))) {
 		die("%s", err);
 		return 1;
 	}
@@ -390,7 +400,7 @@ static void release(struct daemon *dm)
 int main(int argc, char **argv)
 {
 	static struct daemon dm; /* large (histograms live in tasks, but keep it off the stack) */
-	char err[512];
+	char err[LE_ERR_MAX + 128];
 	int eal_argc, app_first;
 
 	split_args(argc, argv, &eal_argc, &app_first);

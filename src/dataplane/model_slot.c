@@ -5,19 +5,19 @@
 
 #include <rte_errno.h>
 
-struct dp_model *dp_model_new(const struct le_link_config *cfg, enum le_direction dir, uint64_t default_seed,
-			      char *err, size_t errlen)
+struct dp_model *dp_model_new(const struct le_path_config *cfg, enum le_direction dir, uint64_t default_seed,
+			      const struct le_frame_ops *ops, char *err, size_t errlen)
 {
 	struct dp_model *m = calloc(1, sizeof(*m));
 	if (!m) {
 		snprintf(err, errlen, "out of memory for a link model");
 		return NULL;
 	}
-	if (le_link_init(&m->link, cfg, dir, default_seed, cfg->limit, err, errlen)) {
+	if (le_path_init(&m->path, cfg, dir, default_seed, ops, err, errlen)) {
 		free(m);
 		return NULL;
 	}
-	le_config_format(cfg, m->text, sizeof(m->text));
+	le_path_config_format(cfg, m->text, sizeof(m->text));
 	return m;
 }
 
@@ -25,7 +25,7 @@ void dp_model_free(struct dp_model *m)
 {
 	if (!m)
 		return;
-	le_link_free(&m->link);
+	le_path_free(&m->path);
 	free(m);
 }
 
@@ -42,10 +42,21 @@ int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, const ch
 	return 0;
 }
 
+/* The model-side counts that belong to the direction's totals. */
+static void add_model_counts(struct le_counters *out, const struct dp_model *m)
+{
+	struct le_counters c = {0};
+	le_path_counters(&m->path, &c);
+	for (int k = 0; k < LE_DROP_CAUSES; k++)
+		out->drop[k] += c.drop[k];
+	for (int k = 0; k < LE_EVENTS; k++)
+		out->event[k] += c.event[k];
+	out->dup += c.dup;
+}
+
 static void fold_and_free(struct dp_model_slot *s, struct dp_model *m)
 {
-	for (int c = 0; c < LE_DROP_CAUSES; c++)
-		s->retired_ctr.drop[c] += m->link.ctr.drop[c];
+	add_model_counts(&s->retired_ctr, m);
 	dp_model_free(m);
 }
 
@@ -79,20 +90,21 @@ int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m)
 	return 0;
 }
 
-void dp_model_slot_drops(const struct dp_model_slot *s, struct le_counters *out)
+void dp_model_slot_counters(const struct dp_model_slot *s, struct le_counters *out)
 {
 	const struct dp_model *a = __atomic_load_n(&s->active, __ATOMIC_ACQUIRE);
 	unsigned n = __atomic_load_n(&s->nretiring, __ATOMIC_ACQUIRE);
-	for (int c = 0; c < LE_DROP_CAUSES; c++) {
-		uint64_t v = s->retired_ctr.drop[c];
-		if (a)
-			v += a->link.ctr.drop[c];
-		for (unsigned i = 0; i < n; i++) {
-			const struct dp_model *r = __atomic_load_n(&s->retiring[i], __ATOMIC_ACQUIRE);
-			if (r)
-				v += r->link.ctr.drop[c];
-		}
-		out->drop[c] += v;
+	for (int k = 0; k < LE_DROP_CAUSES; k++)
+		out->drop[k] += s->retired_ctr.drop[k];
+	for (int k = 0; k < LE_EVENTS; k++)
+		out->event[k] += s->retired_ctr.event[k];
+	out->dup += s->retired_ctr.dup;
+	if (a)
+		add_model_counts(out, a);
+	for (unsigned i = 0; i < n; i++) {
+		const struct dp_model *r = __atomic_load_n(&s->retiring[i], __ATOMIC_ACQUIRE);
+		if (r)
+			add_model_counts(out, r);
 	}
 }
 
@@ -103,7 +115,7 @@ static void retire_drained(struct dp_model_slot *s)
 	unsigned kept = 0;
 	for (unsigned i = 0; i < s->nretiring; i++) {
 		struct dp_model *m = s->retiring[i];
-		if (le_link_depth(&m->link) == 0 && rte_ring_sp_enqueue(s->retired, m) == 0)
+		if (le_path_depth(&m->path) == 0 && rte_ring_sp_enqueue(s->retired, m) == 0)
 			continue;
 		__atomic_store_n(&s->retiring[kept++], m, __ATOMIC_RELEASE);
 	}
@@ -117,6 +129,8 @@ void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now)
 	struct dp_model *next = __atomic_load_n(&s->mailbox, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(next == NULL, 1) || s->nretiring == DP_RETIRING_MAX)
 		return;
+	/* Here, on the owning lcore, the old path's state is current. */
+	le_path_inherit(&next->path, &s->active->path);
 	__atomic_store_n(&s->retiring[s->nretiring], s->active, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->nretiring, s->nretiring + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->active, next, __ATOMIC_RELEASE);
@@ -132,11 +146,11 @@ uint32_t dp_model_slot_depth(const struct dp_model_slot *s)
 	const struct dp_model *a = __atomic_load_n(&s->active, __ATOMIC_ACQUIRE);
 	unsigned n = __atomic_load_n(&s->nretiring, __ATOMIC_ACQUIRE);
 	if (a)
-		d += le_link_depth(&a->link);
+		d += le_path_depth(&a->path);
 	for (unsigned i = 0; i < n; i++) {
 		const struct dp_model *r = __atomic_load_n(&s->retiring[i], __ATOMIC_ACQUIRE);
 		if (r)
-			d += le_link_depth(&r->link);
+			d += le_path_depth(&r->path);
 	}
 	return d;
 }

@@ -13,6 +13,8 @@
  *
  * Frames already in an old model keep their deadlines (they leave from
  * the retiring model); frames received after the swap enter the new one.
+ * At the swap the new path inherits what must be continuous (serializer
+ * busy time, trace position, loss-chain state: le_path_inherit).
  * Up to DP_RETIRING_MAX models may drain at once; a publish beyond that
  * waits in the mailbox until one has drained.
  *
@@ -29,14 +31,15 @@
 
 #include "config.h"
 #include "counters.h"
-#include "link.h"
+#include "frame.h"
+#include "path.h"
 
 #define DP_RETIRING_MAX 8
 
-/* The model of one direction: today a single link. */
+/* The model of one direction: its classes and their links. */
 struct dp_model {
-	struct le_link link;
-	char text[LE_CONFIG_TEXT_MAX]; /* its grammar, formatted */
+	struct le_path path;
+	char text[LE_PATH_TEXT_MAX]; /* its grammar, formatted */
 };
 
 struct dp_model_slot {
@@ -47,12 +50,13 @@ struct dp_model_slot {
 	struct rte_ring *retired;                    /* lcore -> control (SP/SC) */
 	uint64_t applied_seq;                        /* lcore increments per swap */
 	uint64_t applied_ns;                         /* model time of the last swap */
-	struct le_counters retired_ctr;              /* control: drops of freed models */
+	struct le_counters retired_ctr;              /* control: model counts of freed models */
 };
 
 /* Control side. */
-struct dp_model *dp_model_new(const struct le_link_config *cfg, enum le_direction dir, uint64_t default_seed,
-			      char *err, size_t errlen);
+/* ops must outlive the model. */
+struct dp_model *dp_model_new(const struct le_path_config *cfg, enum le_direction dir, uint64_t default_seed,
+			      const struct le_frame_ops *ops, char *err, size_t errlen);
 void dp_model_free(struct dp_model *m);
 int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, const char *name, char *err,
 		       size_t errlen);
@@ -63,8 +67,10 @@ void dp_model_slot_fini(struct dp_model_slot *s);
 int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m);
 /* Frees models the lcore has finished with, keeping their drop counts. */
 void dp_model_slot_collect(struct dp_model_slot *s);
-/* Model drops of the direction: active + retiring + freed models. */
-void dp_model_slot_drops(const struct dp_model_slot *s, struct le_counters *out);
+/* What the models of the direction counted (drops by model causes, dup,
+ * events; not rx/tx, which are internal hand-overs): active + retiring +
+ * freed models, added to *out. */
+void dp_model_slot_counters(const struct dp_model_slot *s, struct le_counters *out);
 
 /* Lcore side: call at a burst boundary. Cheap when nothing is pending. */
 void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now);

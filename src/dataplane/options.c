@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,6 +8,14 @@
 
 #define DP_VERSION "0.1.0"
 #define DP_MAX_BURST 512u
+
+uint64_t dp_path_frame_limit(const struct le_path_config *c)
+{
+	uint64_t n = c->dflt.limit;
+	for (unsigned i = 0; i < c->nclasses; i++)
+		n += c->cls[i].link.limit;
+	return n;
+}
 
 const char *dp_layout_name(enum dp_layout_kind k)
 {
@@ -55,7 +64,8 @@ void dp_options_usage(const char *prog)
 	       "  --stats-file F    write the final counters as JSON to F on exit\n"
 	       "  --help, --version\n"
 	       "\n"
-	       "Grammar words: delay TIME | loss [random] PERCENT | limit PACKETS | seed N\n"
+	       "Grammar: netem words (delay, loss, rate, limit, duplicate, corrupt, reorder, slot,\n"
+	       "trace, codel, ...) and classes: see docs/grammar.md.\n"
 	       "Stop with SIGINT or SIGTERM; the final counters are printed.\n",
 	       prog, DP_MAX_BURST, DP_DEFAULT_CONTROL_PATH, DP_DEFAULT_MAX_LIMIT);
 }
@@ -130,13 +140,13 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 		} else if (strcmp(a, "--check") == 0) {
 			if (need_value(i, argc, argv, err, errlen))
 				return -1;
-			struct le_link_config c;
-			char text[LE_CONFIG_TEXT_MAX];
-			if (le_config_parse(argv[++i], &c, sub, sizeof(sub))) {
+			static struct le_path_config c; /* large: keep it off the stack */
+			static char text[LE_PATH_TEXT_MAX];
+			if (le_path_config_parse(argv[++i], &c, sub, sizeof(sub))) {
 				snprintf(err, errlen, "%s", sub);
 				return -1;
 			}
-			le_config_format(&c, text, sizeof(text));
+			le_path_config_format(&c, text, sizeof(text));
 			printf("%s\n", text);
 			return 1;
 		} else if (strcmp(a, "--control") == 0) {
@@ -171,20 +181,27 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 		}
 	}
 
-	uint32_t largest = DP_DEFAULT_MAX_LIMIT;
+	uint64_t largest = DP_DEFAULT_MAX_LIMIT;
 	for (int d = 0; d < LE_DIRS; d++) {
 		char sub[LE_ERR_MAX];
-		if (le_config_parse(o->link_text[d], &o->link[d], sub, sizeof(sub))) {
+		if (le_path_config_parse(o->link_text[d], &o->path[d], sub, sizeof(sub))) {
 			snprintf(err, errlen, "--%s: %s", le_direction_name(d), sub);
 			return -1;
 		}
-		if (o->link[d].limit > largest)
-			largest = o->link[d].limit;
+		uint64_t frames = dp_path_frame_limit(&o->path[d]);
+		if (frames > largest)
+			largest = frames;
+	}
+	if (largest > LE_MAX_LIMIT) {
+		snprintf(err, errlen, "the classes' limits add up to %" PRIu64 " frames, more than %u", largest,
+			 LE_MAX_LIMIT);
+		return -1;
 	}
 	if (o->max_limit == 0) {
-		o->max_limit = largest;
+		o->max_limit = (uint32_t)largest;
 	} else if (o->max_limit < largest) {
-		snprintf(err, errlen, "--max-limit %u is below a configured limit (%u)", o->max_limit, largest);
+		snprintf(err, errlen, "--max-limit %u is below the configured limits (%" PRIu64 " frames)",
+			 o->max_limit, largest);
 		return -1;
 	}
 	if (!o->control_path)

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "link.h"
+#include "path.h"
 
 #define DP_DEFAULT_CONTROL_PATH "/run/linkemu/linkemud.sock"
 #define DP_DEFAULT_MAX_LIMIT 10000u
@@ -24,7 +25,7 @@ const char *dp_layout_name(enum dp_layout_kind k);
 
 struct dp_options {
 	const char *link_text[LE_DIRS];          /* as given, for reports */
-	struct le_link_config link[LE_DIRS];
+	struct le_path_config path[LE_DIRS];     /* default link + classes */
 	enum dp_layout_kind layout;
 	int seed_set;
 	uint64_t seed;
@@ -37,6 +38,9 @@ struct dp_options {
 	const char *control_path;                /* control socket, NULL: default */
 	int no_control;                          /* no control socket at all */
 };
+
+/* Frames a direction may hold at once: the sum of its classes' limits. */
+uint64_t dp_path_frame_limit(const struct le_path_config *c);
 
 /* Returns 0 on success; 1 when --help/--version/--check was handled (exit 0);
  * -1 on error with a message naming the option in err. */

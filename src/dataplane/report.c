@@ -20,11 +20,17 @@ void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const st
 			out->in_flight += rte_ring_count(dir->tx_ring);
 		/* The model's own rx/tx are internal hand-overs, not port
 		 * counts; only its drops belong to the direction's totals. */
-		dp_model_slot_drops(&dir->models, &out->ctr);
+		dp_model_slot_counters(&dir->models, &out->ctr);
 		le_counters_add(&out->ctr, &dir->shutdown_ctr);
 		const struct dp_model *m = __atomic_load_n(&dir->models.active, __ATOMIC_ACQUIRE);
 		snprintf(out->config, sizeof(out->config), "%s", m->text);
-		out->seed = m->link.seed;
+		out->seed = m->path.link[0].seed;
+		out->nclasses = le_path_classes(&m->path);
+		for (unsigned k = 0; k < out->nclasses; k++) {
+			snprintf(out->cls[k].name, sizeof(out->cls[k].name), "%s", le_path_class_name(&m->path, k));
+			out->cls[k].ctr = *le_path_class_counters(&m->path, k);
+			out->cls[k].in_flight = le_path_class_depth(&m->path, k);
+		}
 	}
 	for (unsigned i = 0; i < plan->ntasks; i++) {
 		const struct dp_task *t = plan->task[i];
@@ -58,6 +64,9 @@ void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 		struct le_counters *c = &r->dir[d].ctr;
 		const struct le_counters *b = &base->dir[d].ctr;
 		c->rx -= b->rx;
+		c->dup -= b->dup;
+		for (int k = 0; k < LE_EVENTS; k++)
+			c->event[k] -= b->event[k];
 		c->tx -= b->tx;
 		c->rx_bytes -= b->rx_bytes;
 		c->tx_bytes -= b->tx_bytes;
@@ -72,7 +81,7 @@ int dp_report_conserved(const struct dp_direction_report *d)
 {
 	/* Since a reset, the frames in flight at the reset were received
 	 * before it but may leave after it. */
-	return d->ctr.rx + d->in_flight_base == d->ctr.tx + le_counters_dropped(&d->ctr) + d->in_flight;
+	return d->ctr.rx + d->ctr.dup + d->in_flight_base == d->ctr.tx + le_counters_dropped(&d->ctr) + d->in_flight;
 }
 
 void dp_report_print_human(FILE *f, const struct dp_report *r)
@@ -87,7 +96,16 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 		for (int c = 0; c < LE_DROP_CAUSES; c++)
 			if (x->ctr.drop[c])
 				fprintf(f, "  %s %" PRIu64, le_drop_cause_name(c), x->ctr.drop[c]);
+		if (x->ctr.dup)
+			fprintf(f, "  dup %" PRIu64, x->ctr.dup);
+		for (int e = 0; e < LE_EVENTS; e++)
+			if (x->ctr.event[e])
+				fprintf(f, "  %s %" PRIu64, le_event_name(e), x->ctr.event[e]);
 		fprintf(f, "  %s\n", dp_report_conserved(x) ? "(conserved)" : "(NOT CONSERVED)");
+		for (unsigned k = 0; x->nclasses > 1 && k < x->nclasses; k++)
+			fprintf(f, "    class %s: in %" PRIu64 "  out %" PRIu64 "  dropped %" PRIu64 "  held %u\n",
+				x->cls[k].name, x->cls[k].ctr.rx, x->cls[k].ctr.tx,
+				le_counters_dropped(&x->cls[k].ctr), x->cls[k].in_flight);
 		if (x->error.count)
 			fprintf(f, "    emulation error ns: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64
 				   "  max %" PRIu64 "\n",
@@ -109,6 +127,27 @@ static void json_string(FILE *f, const char *s)
 			fputc(c, f);
 	}
 	fputc('"', f);
+}
+
+static void json_drops_body(FILE *f, const struct le_counters *c)
+{
+	for (int k = 0; k < LE_DROP_CAUSES; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", le_drop_cause_name(k), c->drop[k]);
+}
+
+static void json_drops(FILE *f, const struct le_counters *c)
+{
+	fputc('{', f);
+	json_drops_body(f, c);
+	fputc('}', f);
+}
+
+static void json_events(FILE *f, const struct le_counters *c)
+{
+	fputc('{', f);
+	for (int k = 0; k < LE_EVENTS; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", le_event_name(k), c->event[k]);
+	fputc('}', f);
 }
 
 static void json_hist(FILE *f, const struct le_hist *h)
@@ -137,12 +176,26 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
 			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"dropped\": {",
 			x->seed, x->ctr.rx, x->ctr.tx, x->ctr.rx_bytes, x->ctr.tx_bytes, x->in_flight);
-		for (int c = 0; c < LE_DROP_CAUSES; c++)
-			fprintf(f, "%s\"%s\": %" PRIu64, c ? ", " : "", le_drop_cause_name(c), x->ctr.drop[c]);
-		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"conserved\": %s, \"emulation_error_ns\": ",
-			le_counters_dropped(&x->ctr), dp_report_conserved(x) ? "true" : "false");
+		json_drops_body(f, &x->ctr);
+		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"events\": ",
+			le_counters_dropped(&x->ctr), x->ctr.dup);
+		json_events(f, &x->ctr);
+		fprintf(f, ", \"conserved\": %s, \"emulation_error_ns\": ", dp_report_conserved(x) ? "true" : "false");
 		json_hist(f, &x->error);
-		fputc('}', f);
+		fputs(", \"classes\": [", f);
+		for (unsigned k = 0; k < x->nclasses; k++) {
+			const struct dp_class_report *c = &x->cls[k];
+			fprintf(f, "%s{\"name\": ", k ? ", " : "");
+			json_string(f, c->name);
+			fprintf(f, ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"dup\": %" PRIu64
+				   ", \"in_flight\": %u, \"dropped\": ",
+				c->ctr.rx, c->ctr.tx, c->ctr.dup, c->in_flight);
+			json_drops(f, &c->ctr);
+			fputs(", \"events\": ", f);
+			json_events(f, &c->ctr);
+			fputc('}', f);
+		}
+		fputs("]}", f);
 	}
 	fprintf(f, "}, \"conserved\": %s}\n", all_conserved ? "true" : "false");
 }

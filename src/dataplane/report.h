@@ -8,14 +8,24 @@
 #include "counters.h"
 #include "hist.h"
 #include "layout.h"
+#include "path.h"
+
+/* One class of the active model, counted since that model took over. */
+struct dp_class_report {
+	char name[LE_CLASS_NAME_MAX];
+	struct le_counters ctr;   /* rx/tx here are frames into/out of the class's link */
+	uint32_t in_flight;
+};
 
 struct dp_direction_report {
 	struct le_counters ctr;   /* rx, tx, bytes, drops by every cause */
 	uint64_t in_flight;       /* measured: link + rings + pending buffers */
 	uint64_t in_flight_base;  /* in flight when `reset stats` was taken, else 0 */
 	struct le_hist error;     /* emulation error, merged over tasks */
-	char config[LE_CONFIG_TEXT_MAX];
+	char config[LE_PATH_TEXT_MAX];
 	uint64_t seed;
+	unsigned nclasses;        /* default link + named classes */
+	struct dp_class_report cls[LE_MAX_CLASSES + 1];
 };
 
 struct dp_report {

@@ -23,7 +23,8 @@ struct dp_state {
 	 * (control thread vs telemetry thread). Never taken by an lcore. */
 	pthread_mutex_t lock;
 	struct dp_report *baseline;        /* set by `reset stats`, else NULL */
-	uint32_t max_limit;                /* largest limit memory was sized for */
+	uint32_t max_limit;                /* frames per direction memory was sized for */
+	const struct le_frame_ops *ops;    /* for models built by `set` */
 };
 
 /* Fills r with the counters as they are now (caller holds st->lock).

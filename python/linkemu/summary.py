@@ -4,6 +4,7 @@ The daemon's final JSON (written to --stats-file on exit) is the contract:
     {"version", "layout", "lcores", "seed", "tsc_hz", "uptime_s",
      "directions": {"a2b": {"config", "rx", "tx", "rx_bytes", "tx_bytes",
                             "in_flight", "dropped": {cause: n}, "dropped_total",
+                            "dup", "events": {event: n}, "classes": [...],
                             "emulation_error_ns": {"count", "min", "mean", "p50",
                                                    "p90", "p99", "p999", "max"}},
                     "b2a": {...}},
@@ -15,12 +16,16 @@ cheap, and a daemon bug in its own check must not hide a leak.
 from __future__ import annotations
 
 DIRECTIONS = ("a2b", "b2a")
-DROP_CAUSES = ("loss", "queue_full", "ring_full", "tx_refused", "shutdown", "malformed")
+# The daemon's drop causes in its order (counters.h); the JSON carries them
+# all, this is for views that list them before any has happened.
+DROP_CAUSES = ("loss", "queue_full", "ring_full", "tx_refused", "shutdown", "malformed",
+               "queue_head", "codel", "stalled")
 
 
 def conservation_problems(final: dict) -> list[str]:
-    """rx == tx + dropped_total + in_flight and dropped_total == sum of causes,
-    per direction; returns a description of every violation."""
+    """rx + dup == tx + dropped_total + in_flight (dup: copies made by
+    `duplicate`, new frames) and dropped_total == sum of causes, per
+    direction; returns a description of every violation."""
     problems = []
     dirs = final.get("directions", {})
     for name in DIRECTIONS:
@@ -38,9 +43,10 @@ def conservation_problems(final: dict) -> list[str]:
         if sum(causes.values()) != total:
             problems.append(f"{name}: dropped_total {total} != sum of causes "
                             f"{sum(causes.values())} ({causes})")
-        if rx != tx + total + fl:
-            problems.append(f"{name}: rx {rx} != tx {tx} + dropped {total} + in_flight {fl} "
-                            f"(off by {rx - tx - total - fl})")
+        dup = d.get("dup", 0)
+        if rx + dup != tx + total + fl:
+            problems.append(f"{name}: rx {rx} + dup {dup} != tx {tx} + dropped {total} + "
+                            f"in_flight {fl} (off by {rx + dup - tx - total - fl})")
     if final.get("conserved") is False and not problems:
         problems.append("the daemon reports conserved=false although the totals add up")
     return problems
@@ -76,6 +82,15 @@ def fmt_direction(name: str, d: dict) -> list[str]:
              f"tx {d.get('tx', 0)} frames ({fmt_bytes(d.get('tx_bytes', 0))}), "
              f"in flight {d.get('in_flight', 0)}",
              f"    dropped {d.get('dropped_total', 0)}: {nonzero}"]
+    events = {k: n for k, n in (d.get("events") or {}).items() if n}
+    if d.get("dup") or events:
+        extra = ([f"dup {d['dup']}"] if d.get("dup") else []) + [f"{k} {n}" for k, n in events.items()]
+        lines.append(f"    also: {', '.join(extra)}")
+    classes = d.get("classes") or []
+    if len(classes) > 1:
+        for c in classes:
+            lines.append(f"    class {c['name']}: in {c['rx']}, out {c['tx']}, "
+                         f"dropped {sum(c.get('dropped', {}).values())}, held {c['in_flight']}")
     e = d.get("emulation_error_ns") or {}
     if e.get("count"):
         lines.append(f"    emulation error over {e['count']} frames: p50 {fmt_ns(e.get('p50'))}, "
@@ -93,7 +108,7 @@ def format_final(final: dict) -> str:
         if d is not None:
             lines += fmt_direction(name, d)
     problems = conservation_problems(final)
-    lines.append("  conservation (rx = tx + dropped + in flight): "
+    lines.append("  conservation (rx + dup = tx + dropped + in flight): "
                  + ("yes" if not problems else "NO"))
     lines += [f"    {p}" for p in problems]
     return "\n".join(lines)

@@ -19,7 +19,7 @@ def test_demo_runs_and_cleans_up(bed, linkemud_bin):
     out = cp.stdout
     for needle in ("[1/7] bringing up test bed", "[7/7] tearing down",
                    "iperf3 TCP:", "iperf3 UDP:", "a2b  [delay 10ms loss 0.1%]",
-                   "conservation (rx = tx + dropped + in flight): yes"):
+                   "conservation (rx + dup = tx + dropped + in flight): yes"):
         assert needle in out, (needle, out)
     # 0.1 % loss each way loses a ping in ~4 % of runs, so the reply count
     # is not fixed; what must hold is that the emulator counted every

@@ -136,5 +136,5 @@ def test_foreground_run_stops_on_sigint(bed_up, linkemud_bin):
             p.kill()
             p.wait()
     assert p.returncode == 0, err
-    assert "conservation (rx = tx + dropped + in flight): yes" in out, out
+    assert "conservation (rx + dup = tx + dropped + in flight): yes" in out, out
     assert "[delay 1ms]" in out

@@ -1,0 +1,143 @@
+"""Link profiles: named, versioned descriptions of real links.
+
+A profile is a TOML file in profiles/ (or a path given directly):
+
+    name = "lte-uplink"            # must match the file name
+    version = 1
+    description = "4G uplink as measured in REFERENCES.md §E"
+    source = "where the numbers come from"
+    [a2b]
+    link = "delay 20ms 4ms distribution normal rate 21mbit"
+    [b2a]
+    link = "delay 20ms 4ms distribution normal"
+
+a2b is src -> dst. Links are in the daemon's grammar (docs/grammar.md), so
+the daemon stays the single authority on what a link means: `check()` asks
+`linkemud --check` about each one.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from linkemu import daemon
+from linkemu.errors import LinkemuError
+
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
+_TOP_KEYS = {"name", "version", "description", "source", "a2b", "b2a"}
+_DIR_KEYS = {"link"}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    version: int
+    description: str
+    source: str
+    a2b: str
+    b2a: str
+    path: Path
+
+
+class ProfileError(LinkemuError):
+    """A profile that cannot be used; the message names the file and the problem."""
+
+
+def profile_dir() -> Path:
+    return PROFILE_DIR
+
+
+def _require(cond: bool, path: Path, msg: str) -> None:
+    if not cond:
+        raise ProfileError(f"{path}: {msg}")
+
+
+def load_file(path: Path) -> Profile:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ProfileError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ProfileError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{path}: TOML syntax: {e}") from None
+    unknown = set(data) - _TOP_KEYS
+    _require(not unknown, path, f"unknown key(s) {', '.join(sorted(unknown))} "
+                                f"(expected {', '.join(sorted(_TOP_KEYS))})")
+    for key in ("name", "description"):
+        _require(isinstance(data.get(key), str) and data[key].strip() != "", path,
+                 f"'{key}' must be a non-empty string")
+    _require(_NAME_RE.match(data["name"]) is not None, path,
+             f"name '{data['name']}' must be lower-case letters, digits and '-'")
+    _require(data["name"] == path.stem, path,
+             f"name '{data['name']}' does not match the file name '{path.stem}'")
+    version = data.get("version", 1)
+    _require(isinstance(version, int) and version >= 1, path, "'version' must be an integer >= 1")
+    source = data.get("source", "")
+    _require(isinstance(source, str), path, "'source' must be a string")
+    links = {}
+    for d in ("a2b", "b2a"):
+        sect = data.get(d, {})
+        _require(isinstance(sect, dict), path, f"[{d}] must be a table with a 'link' key")
+        unknown = set(sect) - _DIR_KEYS
+        _require(not unknown, path, f"[{d}]: unknown key(s) {', '.join(sorted(unknown))} (expected link)")
+        link = sect.get("link", "")
+        _require(isinstance(link, str), path, f"[{d}] link must be a string of link grammar")
+        links[d] = link.strip()
+    base = path.resolve().parent
+    return Profile(name=data["name"], version=version, description=data["description"].strip(),
+                   source=source.strip(), a2b=_absolute_files(links["a2b"], base),
+                   b2a=_absolute_files(links["b2a"], base), path=path)
+
+
+_FILE_WORDS = ("trace", "trace-us", "distribution")
+_BUILTIN_DISTS = {"uniform", "normal", "pareto", "paretonormal"}
+
+
+def _absolute_files(link: str, base: Path) -> str:
+    """Rewrites relative FILE arguments (trace, trace-us, distribution
+    FILE) against the profile's own directory, so a profile works from
+    any working directory; built-in distribution names stay as they are."""
+    words = link.split()
+    for i, w in enumerate(words[:-1]):
+        arg = words[i + 1]
+        if w in _FILE_WORDS and arg not in _BUILTIN_DISTS and not arg.startswith("/"):
+            words[i + 1] = str((base / arg).resolve())
+    return " ".join(words)
+
+
+def list_profiles(directory: Path | None = None) -> list[Profile]:
+    directory = directory or profile_dir()
+    return [load_file(p) for p in sorted(directory.glob("*.toml"))]
+
+
+def find(name_or_path: str, directory: Path | None = None) -> Profile:
+    """A profile by name (profiles/NAME.toml) or by path to a .toml file."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or "/" in name_or_path:
+        return load_file(p)
+    directory = directory or profile_dir()
+    candidate = directory / f"{name_or_path}.toml"
+    if not candidate.exists():
+        known = ", ".join(pr.stem for pr in sorted(directory.glob("*.toml"))) or "none"
+        raise ProfileError(f"no profile named '{name_or_path}' (known: {known})")
+    return load_file(candidate)
+
+
+def check(profile: Profile, linkemud: str | None = None) -> list[str]:
+    """Asks the daemon whether each link parses; returns the problems."""
+    binary = linkemud or str(daemon.require_binary())
+    problems = []
+    for d in ("a2b", "b2a"):
+        link = getattr(profile, d)
+        cp = subprocess.run([binary, "--check", link], capture_output=True, text=True)
+        if cp.returncode != 0:
+            problems.append(f"{profile.path}: [{d}] {cp.stderr.strip().removeprefix('linkemud: ')}")
+    return problems

@@ -1,0 +1,247 @@
+"""Running the lab's instruments on a bed: noisefloor, owdprobe, iperf3.
+
+Every tool runs pinned: the probe and iperf3 on the tool CPUs
+(cpus.tool_cpus()), never on the CPU linkemud polls; noisefloor on the CPU
+it is asked to measure. Servers and receivers are started first and always
+stopped, even when the client fails.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from linkemu import netns
+from linkemu.cpus import default_lcores, tool_cpus
+from linkemu.errors import LinkemuError, UsageError
+from linkemu.lab.tools import require_tool
+from linkemu.testbed import Bed
+
+SAMPLES_HEADER = 32
+SAMPLES_MAGIC = b"LEOWD001"
+
+
+def tool_cpu_list() -> list[int]:
+    cpus = tool_cpus()
+    return [int(c) for c in cpus.split(",")] if cpus else []
+
+
+def daemon_cpu() -> int:
+    return int(default_lcores().split(",")[0].split("-")[0])
+
+
+# --- noise floor -------------------------------------------------------------------------
+
+def noise_floor(cpu: int, seconds: float) -> dict:
+    """The gap histogram of a busy loop pinned to `cpu` (see noisefloor.c)."""
+    binary = require_tool("noisefloor")
+    cp = subprocess.run([str(binary), "--cpu", str(cpu), "--seconds", f"{seconds:g}"],
+                        capture_output=True, text=True, timeout=seconds + 30)
+    if cp.returncode != 0:
+        raise LinkemuError(f"noisefloor on CPU {cpu} failed ({cp.returncode}): "
+                           f"{cp.stderr.strip()}")
+    return json.loads(cp.stdout)
+
+
+# --- owdprobe ----------------------------------------------------------------------------
+
+@dataclass
+class ProbeSpec:
+    ip_len: int = 1500
+    pps: float | None = 10_000.0       # None = as fast as possible (--max)
+    count: int = 10_000
+    run_id: int = 1
+    port: int = 9000
+    batch: int = 64
+    spin_us: int = 50                 # sender: busy-wait only this long before a frame is due
+    samples: Path | None = None       # where the receiver writes raw samples
+    idle_s: float = 1.0               # receiver: silence after the last frame
+    start_timeout_s: float = 10.0     # receiver: wait for the first frame
+    reverse: bool = False             # dst -> src (b2a) instead of src -> dst
+
+    def sender_seconds(self) -> float:
+        return self.count / self.pps if self.pps else self.count / 1e5
+
+
+def _pinning() -> tuple[str | None, str | None]:
+    """(sender cpus, receiver cpus): one CPU each when there are two tool
+    CPUs, otherwise both share what there is."""
+    cpus = tool_cpu_list()
+    if not cpus:
+        return None, None
+    if len(cpus) >= 2:
+        return str(cpus[0]), str(cpus[-1])
+    return str(cpus[0]), str(cpus[0])
+
+
+def probe(bed: Bed, spec: ProbeSpec) -> dict:
+    """One owdprobe run across the bed. Returns {"sender": ..., "receiver": ...}
+    with each side's JSON. Raises LinkemuError with the tool's own message
+    when either side fails (bad arguments give UsageError)."""
+    binary = str(require_tool("owdprobe"))
+    tx_ns, rx_ns = (bed.ns_dst, bed.ns_src) if spec.reverse else (bed.ns_src, bed.ns_dst)
+    rx_addr = bed.addr_src if spec.reverse else bed.addr_dst
+    snd_cpus, rcv_cpus = _pinning()
+    recv_cmd = [binary, "recv", "--bind", rx_addr, "--port", str(spec.port),
+                "--count", str(spec.count), "--run-id", str(spec.run_id),
+                "--idle", f"{spec.idle_s:g}", "--start-timeout", f"{spec.start_timeout_s:g}"]
+    if spec.samples is not None:
+        recv_cmd += ["--samples", str(spec.samples)]
+    send_cmd = [binary, "send", "--dst", rx_addr, "--port", str(spec.port),
+                "--ip-len", str(spec.ip_len), "--count", str(spec.count),
+                "--run-id", str(spec.run_id), "--batch", str(spec.batch),
+                "--spin-us", str(spec.spin_us)]
+    send_cmd += ["--pps", f"{spec.pps:.6g}"] if spec.pps else ["--max"]
+    recv = subprocess.Popen(netns.ns_exec_argv(rx_ns, recv_cmd, cpus=rcv_cpus),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = recv.stdout.readline()
+        if not line.startswith("ready"):
+            recv.wait(5)
+            err = recv.stderr.read().strip()
+            if recv.returncode == 2:
+                raise UsageError(err)
+            raise LinkemuError(f"owdprobe receiver did not start: {err}")
+        # SO_TIMESTAMPNS turns the kernel's RX timestamps on through a
+        # deferred static key: give it a moment before the first frame.
+        time.sleep(0.05)
+        cp = subprocess.run(netns.ns_exec_argv(tx_ns, send_cmd, cpus=snd_cpus),
+                            capture_output=True, text=True,
+                            timeout=spec.sender_seconds() * 3 + 60)
+        if cp.returncode == 2:
+            raise UsageError(cp.stderr.strip())
+        try:
+            sender = json.loads(cp.stdout)
+        except json.JSONDecodeError:
+            raise LinkemuError(f"owdprobe sender failed ({cp.returncode}): {cp.stderr.strip()}")
+        if cp.returncode != 0:
+            raise LinkemuError(f"owdprobe sender failed: {sender.get('error')}: "
+                               f"{cp.stderr.strip()}")
+        out, err = recv.communicate(timeout=spec.idle_s + spec.start_timeout_s + 120)
+        if recv.returncode != 0:
+            raise LinkemuError(f"owdprobe receiver failed ({recv.returncode}): {err.strip()}")
+        receiver = json.loads(out)
+        return {"sender": sender, "receiver": receiver}
+    finally:
+        if recv.poll() is None:
+            recv.terminate()
+            try:
+                recv.wait(5)
+            except subprocess.TimeoutExpired:
+                recv.kill()
+                recv.wait()
+        for f in (recv.stdout, recv.stderr):
+            if f:
+                f.close()
+
+
+def read_samples(path: Path):
+    """owdprobe's binary samples as a numpy structured array
+    (seq u64, send_ns i64, rx_ns i64), in arrival order."""
+    import numpy as np
+    with open(path, "rb") as f:
+        head = f.read(SAMPLES_HEADER)
+    if len(head) < SAMPLES_HEADER or head[:8] != SAMPLES_MAGIC:
+        raise LinkemuError(f"{path}: not an owdprobe samples file (bad header)")
+    count = int.from_bytes(head[16:24], "little")
+    dt = np.dtype([("seq", "<u8"), ("send_ns", "<i8"), ("rx_ns", "<i8")])
+    a = np.fromfile(path, dtype=dt, offset=SAMPLES_HEADER)
+    if a.size != count:
+        raise LinkemuError(f"{path}: header says {count} records, file holds {a.size}")
+    return a
+
+
+# --- iperf3 ------------------------------------------------------------------------------
+
+def available_ccs() -> list[str]:
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    except OSError:
+        return []
+
+
+def _wait_listening(ns: str, port: int, timeout: float, proc) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise LinkemuError(f"iperf3 server in {ns} exited early: {proc.stderr.read().strip()}")
+        cp = netns.ns_run(ns, ["ss", "-ltnH", f"sport = :{port}"], check=False)
+        if cp.stdout.strip():
+            return
+        time.sleep(0.05)
+    raise LinkemuError(f"iperf3 server in {ns} not listening on port {port} after {timeout} s")
+
+
+def iperf3_tcp(bed: Bed, seconds: float, cc: str, interval: float = 0.1,
+               port: int = 5211) -> dict:
+    """iperf3 TCP src -> dst with congestion control `cc`, reporting every
+    `interval` s. Returns iperf3's -J output."""
+    if shutil.which("iperf3") is None:
+        raise LinkemuError("iperf3 not found: install it (apt-get install iperf3)")
+    snd_cpus, rcv_cpus = _pinning()
+    server = subprocess.Popen(
+        netns.ns_exec_argv(bed.ns_dst, ["iperf3", "-s", "-1", "-p", str(port), "-B", bed.addr_dst],
+                           cpus=rcv_cpus),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_listening(bed.ns_dst, port, 10.0, server)
+        cmd = ["iperf3", "-c", bed.addr_dst, "-p", str(port), "-t", f"{seconds:g}", "-J",
+               "-C", cc, "-i", f"{interval:g}"]
+        cp = netns.ns_run(bed.ns_src, cmd, cpus=snd_cpus, check=False, timeout=seconds + 60)
+        try:
+            out = json.loads(cp.stdout)
+        except json.JSONDecodeError as e:
+            raise LinkemuError(f"iperf3 printed no JSON ({cp.returncode}): "
+                               f"{(cp.stderr or cp.stdout).strip()[:500]}") from e
+        if out.get("error"):
+            raise LinkemuError(f"iperf3 ({cc}): {out['error']}")
+        return out
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(5)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        if server.stderr:
+            server.stderr.close()
+
+
+def tcp_series(out: dict) -> dict:
+    """Throughput, retransmits and the sender's cwnd per interval from
+    iperf3 -J (the sender's TCP_INFO, sampled by iperf3 each interval)."""
+    t, mbit, cwnd, retr, rtt = [], [], [], [], []
+    for iv in out.get("intervals", []):
+        s = iv.get("sum", {})
+        st = (iv.get("streams") or [{}])[0]
+        t.append(round(float(s.get("end", 0.0)), 4))
+        mbit.append(round(float(s.get("bits_per_second", 0.0)) / 1e6, 3))
+        cwnd.append(int(st.get("snd_cwnd", 0)))
+        retr.append(int(st.get("retransmits", 0) or 0))
+        rtt.append(int(st.get("rtt", 0) or 0))
+    end = out.get("end", {})
+    sent = end.get("sum_sent", {})
+    recvd = end.get("sum_received", {})
+    stream = (end.get("streams") or [{}])[0].get("sender", {})
+    return {"mbit_s": float(recvd.get("bits_per_second", 0.0)) / 1e6,
+            "sender_mbit_s": float(sent.get("bits_per_second", 0.0)) / 1e6,
+            "retransmits": sent.get("retransmits"),
+            "bytes": recvd.get("bytes"),
+            "max_snd_cwnd": stream.get("max_snd_cwnd"),
+            "mean_rtt_us": stream.get("mean_rtt"),
+            "t_s": t, "interval_mbit_s": mbit, "snd_cwnd": cwnd,
+            "interval_retransmits": retr, "rtt_us": rtt}
+
+
+def udp_socket_errors(ns: str) -> dict:
+    """UDP counters of a namespace (RcvbufErrors etc., from /proc/net/snmp)."""
+    cp = netns.ns_run(ns, ["cat", "/proc/net/snmp"], check=False)
+    lines = [l.split() for l in cp.stdout.splitlines() if l.startswith("Udp:")]
+    if len(lines) >= 2:
+        return {k: int(v) for k, v in zip(lines[0][1:], lines[1][1:])}
+    return {}

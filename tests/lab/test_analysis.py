@@ -1,0 +1,317 @@
+"""The lab's statistics on data whose answers are known (pure Python, no root)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from linkemu.lab import analysis as a
+from linkemu.lab import published
+
+
+# --- summary statistics -------------------------------------------------------------
+
+def test_summary_of_known_sample():
+    s = a.summary([1, 2, 3, 4])
+    assert s["count"] == 4 and s["min"] == 1 and s["max"] == 4
+    assert s["mean"] == 2.5
+    assert s["sd"] == pytest.approx(math.sqrt(5 / 3))          # n-1 denominator
+    assert s["p50"] == 2.5                                     # interpolated median
+    assert s["p90"] == pytest.approx(3.7)
+    assert s["p99"] == pytest.approx(3.97)
+
+
+def test_summary_single_value_and_generator():
+    assert a.summary([7])["sd"] == 0.0
+    assert a.summary(x for x in (5, 1, 3))["p50"] == 3
+    with pytest.raises(ValueError):
+        a.summary([])
+
+
+def test_percentile_matches_numpy():
+    np = pytest.importorskip("numpy")
+    rng = random.Random(5)
+    xs = sorted(rng.expovariate(1.0) for _ in range(1001))
+    for q in (0, 1, 50, 99, 99.9, 100):
+        assert a.percentile_sorted(xs, q) == pytest.approx(float(np.percentile(xs, q)))
+
+
+def test_reproduction_error():
+    # DEMU Table 2, 1 ms column: mean(0) 12.1, mean(1 ms) 1011.8 -> 0.3 us
+    assert a.reproduction_error(1011.8, 12.1, 1000) == pytest.approx(0.3)
+    assert a.reproduction_error(10.0, 12.0, 0) == 2.0      # absolute value
+    # Every published reproduction error follows from its own table's means.
+    for t in published.DELAY_TABLES.values():
+        for d, mean, repro in zip(published.INSERTED_US[1:], t["mean"][1:], t["repro"][1:]):
+            assert a.reproduction_error(mean, t["mean"][0], d) == pytest.approx(repro, abs=0.051)
+
+
+def test_batch_means_se_iid_and_correlated():
+    rng = random.Random(1)
+    iid = [rng.gauss(0, 1) for _ in range(20_000)]
+    se = a.batch_means_se(iid, 20)
+    # For independent data it estimates sd/sqrt(n) (with ~16 % error for 20 batches).
+    assert 0.5 < se / (1 / math.sqrt(len(iid))) < 1.6
+    # A step (a stall delaying a whole stretch): batch means see it, sd/sqrt(n) far less so.
+    stepped = [0.0] * 10_000 + [1.0] * 10_000
+    naive = a.summary(stepped)["sd"] / math.sqrt(len(stepped))
+    assert a.batch_means_se(stepped, 20) > 20 * naive
+    assert a.batch_means_se([3.0]) == 0.0
+
+
+# --- noise floor and the bound -----------------------------------------------------------
+
+def test_stall_residual_known_histogram():
+    # 1 s of run, two gaps of 1 ms and 10 reads of 20 ns; the short gaps do not count.
+    noise = {"seconds": 1.0, "histogram": [[20, 20, 10], [1_000_000, 1_000_000, 2]]}
+    # sum(g^2)/(2T) = 2 * (1e6)^2 / (2 * 1e9) = 1000 ns
+    assert a.stall_residual_ns(noise) == pytest.approx(1000.0)
+    assert a.stall_residual_ns({"seconds": 1.0, "histogram": [[30, 30, 5]]}) == 0.0
+
+
+def test_repro_bound_terms():
+    b = a.repro_bound_ns(30.0, 40.0, 1_000_000, 100.0, 50.0, k=4, clock_ppm=10)
+    assert b == pytest.approx(4 * 50.0 + 2 * 150.0 + 10.0)
+
+
+# --- Wilson interval ---------------------------------------------------------------------
+
+def test_wilson_known_values():
+    # 95 %: 10 of 100 -> [0.0552, 0.1744] (Wilson 1927; textbook value)
+    lo, hi = a.wilson_interval(10, 100, 0.95)
+    assert lo == pytest.approx(0.05523, abs=1e-4) and hi == pytest.approx(0.17437, abs=1e-4)
+    # k = 0: lower bound 0, upper z^2/(n + z^2)
+    z = a.z_for(0.99)
+    lo, hi = a.wilson_interval(0, 10**6, 0.99)
+    assert lo == 0.0 and hi == pytest.approx(z * z / (10**6 + z * z), rel=1e-9)
+    lo, hi = a.wilson_interval(50, 50, 0.95)
+    assert hi == 1.0 and lo < 1.0
+    assert a.z_for(0.95) == pytest.approx(1.959964, abs=1e-6)
+
+
+def test_wilson_bad_input():
+    with pytest.raises(ValueError):
+        a.wilson_interval(1, 0)
+    with pytest.raises(ValueError):
+        a.wilson_interval(5, 4)
+    with pytest.raises(ValueError):
+        a.z_for(1.0)
+
+
+def test_wilson_coverage_by_simulation():
+    """At 99 % the interval covers the true p in ~99 % of binomial draws."""
+    rng = random.Random(42)
+    p, n, trials = 0.01, 2000, 2000
+    covered = 0
+    for _ in range(trials):
+        k = _binom(rng, n, p)
+        lo, hi = a.wilson_interval(k, n, 0.99)
+        covered += lo <= p <= hi
+    assert covered / trials > 0.975
+
+
+def _binom(rng, n, p):
+    # geometric skipping: fast binomial draws for small p
+    k, i = 0, -1
+    while True:
+        i += int(math.log(1 - rng.random()) / math.log(1 - p)) + 1
+        if i >= n:
+            return k
+        k += 1
+
+
+def test_loss_check():
+    c = a.loss_check(1000, 100_000, 0.01, 0.99)
+    assert c["measured"] == 0.01 and c["pass"]
+    assert not a.loss_check(1200, 100_000, 0.01, 0.99)["pass"]     # 20 % high: rejected
+    assert a.loss_check(0, 100_000, 1e-6)["pass"]                   # rare: 0 is consistent
+
+
+# --- run lengths -------------------------------------------------------------------------
+
+def test_run_lengths_censored_ends():
+    T, F = True, False
+    seq = [T, T, F, T, F, F, T, T, T, F, F, F, T]
+    loss, good = a.run_lengths(seq)
+    # first run (T,T) and last run (T) are cut by the ends: left out
+    assert loss == {1: 1, 2: 1, 3: 1}
+    assert good == {1: 1, 3: 1}
+    assert a.run_lengths([]) == ({}, {})
+    assert a.run_lengths([F, F, F]) == ({}, {})
+    assert a.pairs_to_hist([[1, 5], [3, 2]]) == {1: 5, 3: 2}
+
+
+def test_geometric_pmf():
+    pmf = a.geometric_pmf(0.25)
+    assert pmf(1) == 0.75 and pmf(2) == pytest.approx(0.1875) and pmf(0) == 0.0
+    assert math.fsum(pmf(k) for k in range(1, 200)) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        a.geometric_pmf(1.0)
+
+
+# --- chi-square ---------------------------------------------------------------------------
+
+def test_chi2_sf_known_values():
+    assert a.chi2_sf(3.841458820694124, 1) == pytest.approx(0.05, rel=1e-9)
+    assert a.chi2_sf(18.307038053275146, 10) == pytest.approx(0.05, rel=1e-9)
+    assert a.chi2_sf(2.0, 2) == pytest.approx(math.exp(-1.0), rel=1e-12)   # df 2: exp(-x/2)
+    assert a.chi2_sf(0.0, 3) == 1.0
+    assert a.chi2_sf(100.0, 3) == pytest.approx(1.5542e-21, rel=1e-3)     # tiny, not 0
+    with pytest.raises(ValueError):
+        a.chi2_sf(1.0, 0)
+
+
+def test_chi_square_exact_fit_and_pooling():
+    # Observed exactly as expected under geometric(stay=0.5), N = 1024
+    pmf = a.geometric_pmf(0.5)
+    obs = {k: int(1024 * pmf(k)) for k in range(1, 11)}
+    obs[11] = 1024 - sum(obs.values())
+    c = a.chi_square_runs(obs, pmf)
+    assert c.statistic == pytest.approx(0.0, abs=0.2)
+    assert c.p_value > 0.9 and c.passed
+    # every bin expects >= 5, and the bins cover 1..inf once
+    assert all(b[3] >= 5 for b in c.bins)
+    assert c.bins[0][0] == 1 and c.bins[-1][1] is None
+    for b1, b2 in zip(c.bins, c.bins[1:]):
+        assert b2[0] == b1[1] + 1
+    assert sum(b[2] for b in c.bins) == 1024
+    assert sum(b[3] for b in c.bins) == pytest.approx(1024)
+    assert c.df == len(c.bins) - 1
+
+
+def test_chi_square_pools_tail_below_five():
+    # Bernoulli p = 1e-2, 1000 loss runs: P(L=1) = 0.99 -> 990, the rest expects 10:
+    # two bins, [1] and [2, inf).
+    pmf = a.geometric_pmf(0.01)
+    c = a.chi_square_runs({1: 990, 2: 10}, pmf)
+    assert [b[:2] for b in c.bins] == [[1, 1], [2, None]]
+    assert c.df == 1 and c.passed
+    # A tail that would expect < 5 is merged into the last bin: 200 runs -> one bin, no test.
+    c = a.chi_square_runs({1: 199, 2: 1}, pmf)
+    assert len(c.bins) == 1 and c.p_value is None and c.passed is None
+
+
+def test_chi_square_rejects_wrong_law():
+    # Runs drawn from geometric(0.5) tested against geometric(0.2)
+    rng = random.Random(3)
+    obs: dict[int, int] = {}
+    for _ in range(5000):
+        k = 1
+        while rng.random() < 0.5:
+            k += 1
+        obs[k] = obs.get(k, 0) + 1
+    assert a.chi_square_runs(obs, a.geometric_pmf(0.5)).passed
+    bad = a.chi_square_runs(obs, a.geometric_pmf(0.2))
+    assert bad.p_value < 1e-10 and bad.passed is False
+
+
+def test_bernoulli_runs_fit_geometric():
+    rng = random.Random(11)
+    p = 0.05
+    seq = [rng.random() >= p for _ in range(200_000)]
+    loss, good = a.run_lengths(seq)
+    assert a.chi_square_runs(loss, a.geometric_pmf(p)).p_value > 0.001
+    assert a.chi_square_runs(good, a.geometric_pmf(1 - p)).p_value > 0.001
+
+
+# --- Gilbert-Elliott -----------------------------------------------------------------------
+
+def test_ge_simple_gilbert_closed_forms():
+    g = a.GEParams(p=0.02, r=0.25)                 # loss_bad 1, loss_good 0
+    assert a.ge_stationary(g) == pytest.approx((0.25 / 0.27, 0.02 / 0.27))
+    assert a.ge_loss_rate(g) == pytest.approx(0.02 / 0.27)
+    loss = a.ge_run_pmf(g, "loss", 50)
+    good = a.ge_run_pmf(g, "good", 50)
+    for n in (1, 2, 5, 20):
+        assert loss[n - 1] == pytest.approx(0.25 * 0.75 ** (n - 1))
+        assert good[n - 1] == pytest.approx(0.02 * 0.98 ** (n - 1))
+    assert a.ge_mean_run(g, "loss") == pytest.approx(4.0, rel=1e-6)       # 1/r
+    assert a.ge_mean_run(g, "good") == pytest.approx(50.0, rel=1e-6)      # 1/p
+
+
+def test_ge_reduces_to_bernoulli():
+    # r = 1 - p: the next state does not depend on the current one -> iid loss p
+    p = 0.1
+    g = a.GEParams(p=p, r=1 - p)
+    assert a.ge_loss_rate(g) == pytest.approx(p)
+    bern = a.geometric_pmf(p)
+    for n, v in enumerate(a.ge_run_pmf(g, "loss", 10), 1):
+        assert v == pytest.approx(bern(n))
+
+
+def test_ge_pmfs_sum_to_one_general():
+    g = a.GEParams(p=0.01, r=0.3, loss_bad=0.9, loss_good=0.001)
+    assert math.fsum(a.ge_run_pmf(g, "loss", 5000)) == pytest.approx(1.0, abs=1e-9)
+    assert math.fsum(a.ge_run_pmf(g, "good", 200_000)) == pytest.approx(1.0, abs=1e-6)
+    assert a.ge_loss_rate(g) == pytest.approx((0.3 * 0.001 + 0.01 * 0.9) / 0.31)
+
+
+def test_ge_theory_matches_simulation():
+    """The general four-parameter chain, simulated in netem's order, fits the
+    theory: rate inside its Wilson interval, run lengths pass chi-square."""
+    g = a.GEParams(p=0.01, r=0.3, loss_bad=0.9, loss_good=0.001)
+    seq = a.simulate_ge(g, 400_000, seed=7)
+    lost = len(seq) - sum(seq)
+    # GE losses are correlated, so the binomial interval is too narrow for a
+    # strict test: compare the rate to 5 %.
+    assert lost / len(seq) == pytest.approx(a.ge_loss_rate(g), rel=0.05)
+    loss, good = a.run_lengths(seq)
+    c1 = a.chi_square_runs(loss, a.ge_run_law(g, "loss"))
+    c2 = a.chi_square_runs(good, a.ge_run_law(g, "good"))
+    assert c1.df >= 2 and c1.p_value > 0.001
+    assert c2.df >= 10 and c2.p_value > 0.001
+    # and the wrong law (Bernoulli at the same mean rate) is rejected for loss runs
+    bern = a.chi_square_runs(loss, a.geometric_pmf(a.ge_loss_rate(g)))
+    assert bern.p_value < 1e-6
+
+
+def test_ge_params_validation_and_grammar():
+    with pytest.raises(ValueError):
+        a.GEParams(p=1.5, r=0.1)
+    with pytest.raises(ValueError):
+        a.GEParams(p=0.0, r=0.0)
+    assert (a.GEParams(p=0.01, r=0.3, loss_bad=0.9, loss_good=0.001).grammar()
+            == "loss gemodel 1% 30% 90% 0.1%")
+
+
+def test_cwnd_reductions():
+    assert a.cwnd_reductions([10, 20, 15, 15, 30, 5]) == 2
+    assert a.cwnd_reductions([]) == 0
+
+
+def test_published_tables_are_complete():
+    for name, t in published.DELAY_TABLES.items():
+        for k in ("max", "min", "mean", "sd", "repro"):
+            assert len(t[k]) == len(published.INSERTED_US), (name, k)
+        assert all(mn <= me <= mx for mn, me, mx in zip(t["min"], t["mean"], t["max"]))
+    assert published.loss_row(0.01)[0] == 0.01013
+    assert published.loss_row(0.5) is None
+
+
+def test_ge_variance_factor_bernoulli_is_one():
+    assert a.ge_variance_factor(a.GEParams(p=0.2, r=0.8)) == pytest.approx(1.0)
+
+
+def test_ge_variance_factor_matches_simulation():
+    """The spread of the loss rate over many simulated GE sequences is the
+    binomial spread times the factor (within sampling error of the variance)."""
+    g = a.GEParams(p=0.05, r=0.2, loss_bad=0.8, loss_good=0.01)
+    vif = a.ge_variance_factor(g)
+    assert vif > 3                                      # bursty: clearly not binomial
+    n, reps = 4000, 400
+    rates = [1 - sum(a.simulate_ge(g, n, seed=s)) / n for s in range(reps)]
+    m = math.fsum(rates) / reps
+    var = math.fsum((x - m) ** 2 for x in rates) / (reps - 1)
+    mu = a.ge_loss_rate(g)
+    assert m == pytest.approx(mu, rel=0.03)
+    # the sample variance of 400 draws is within ~ +-20 % of the truth
+    assert var / (mu * (1 - mu) / n) == pytest.approx(vif, rel=0.25)
+
+
+def test_loss_check_variance_factor_widens():
+    narrow = a.loss_check(3158, 100_000, 0.03, 0.99)
+    wide = a.loss_check(3158, 100_000, 0.03, 0.99, variance_factor=4.86)
+    assert not narrow["pass"] and wide["pass"]
+    assert wide["wilson"][0] < narrow["wilson"][0] and wide["measured"] == narrow["measured"]

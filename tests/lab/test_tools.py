@@ -1,0 +1,194 @@
+"""The C instruments: clear errors for bad arguments, and real runs of
+owdprobe (over loopback in a private namespace) and noisefloor."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from conftest import bed_usable
+from linkemu import netns
+
+NS = "lb-lo"
+ADDR = "198.18.7.1"
+
+
+def run(tool, *args, timeout=30):
+    return subprocess.run([str(tool), *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["send", "--dst", "198.18.0.2", "--ip-len", "45", "--pps", "10", "--count", "1"],
+     ["--ip-len 45", "minimum 46", "18 B probe header"]),
+    (["send", "--dst", "198.18.0.2", "--ip-len", "70000", "--pps", "10", "--count", "1"],
+     ["--ip-len 70000", "65535"]),
+    (["send", "--dst", "198.18.0.2", "--ip-len", "abc", "--pps", "10", "--count", "1"],
+     ["--ip-len 'abc'"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "10", "--max", "--count", "1"],
+     ["exactly one of --pps, --bitrate, --max"]),
+    (["send", "--dst", "198.18.0.2", "--count", "1"], ["exactly one of --pps, --bitrate, --max"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "10"], ["exactly one of --count, --duration"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "0"], ["--count '0'"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "-5", "--count", "1"], ["--pps '-5'"]),
+    (["send", "--dst", "198.18.0.2", "--bitrate", "10X", "--count", "1"], ["--bitrate '10X'"]),
+    (["send", "--dst", "not-an-ip", "--pps", "10", "--count", "1"], ["--dst 'not-an-ip'"]),
+    (["send", "--pps", "10", "--count", "1"], ["--dst ADDR is required"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "1", "--batch", "0"],
+     ["--batch '0'"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "1", "--spin-us", "x"],
+     ["--spin-us 'x'"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "1", "--port"],
+     ["--port needs a value"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "1", "--frobnicate", "1"],
+     ["unknown option '--frobnicate'"]),
+    (["recv", "--bind", "198.18.0.2", "--samples-format", "xml"], ["'xml'", "bin or csv"]),
+    (["recv", "--bind", "198.18.0.2", "--rx-clock", "tai"], ["'tai'", "kernel or user"]),
+    (["recv", "--port", "9000"], ["--bind ADDR is required"]),
+    (["recv", "--bind", "198.18.0.2", "--idle", "0"], ["--idle '0'"]),
+    (["bounce"], ["unknown mode 'bounce'"]),
+])
+def test_owdprobe_bad_arguments(built, args, words):
+    cp = run(built["owdprobe"], *args)
+    assert cp.returncode == 2, (cp.returncode, cp.stdout, cp.stderr)
+    assert cp.stdout == ""
+    assert cp.stderr.startswith("owdprobe: ")
+    for w in words:
+        assert w in cp.stderr, cp.stderr
+
+
+def test_owdprobe_help(built):
+    cp = run(built["owdprobe"], "--help")
+    assert cp.returncode == 0 and "--ip-len" in cp.stdout and "--rx-clock" in cp.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    ([], ["--cpu is required"]),
+    (["--cpu", "x"], ["--cpu 'x'"]),
+    (["--cpu", "0", "--seconds", "0"], ["--seconds '0'"]),
+    (["--cpu", "0", "--bogus"], ["unknown argument '--bogus'"]),
+])
+def test_noisefloor_bad_arguments(built, args, words):
+    cp = run(built["noisefloor"], *args)
+    assert cp.returncode == 2
+    for w in words:
+        assert w in cp.stderr
+
+
+def test_noisefloor_runs(built):
+    cp = run(built["noisefloor"], "--cpu", "0", "--seconds", "0.2")
+    assert cp.returncode == 0, cp.stderr
+    out = json.loads(cp.stdout)
+    assert out["cpu"] == 0 and out["ran_on_cpu"] == 0
+    assert out["reads"] > 100_000                    # a clock read is tens of ns
+    g = out["gap_ns"]
+    assert 0 < g["min"] <= g["p50"] <= g["p99"] <= g["p999"] <= g["max"]
+    assert g["p50"] < 1000
+    assert sum(c for _lo, _hi, c in out["histogram"]) == out["reads"]
+    over = out["gaps_over"]
+    assert over["10us"] >= over["100us"] >= over["1ms"] >= 0
+
+
+@pytest.fixture
+def loopback_ns():
+    """A private namespace with 198.18.7.1 on lo (MTU 1500), removed after."""
+    if not bed_usable()[0]:
+        pytest.skip(bed_usable()[1])
+    netns.ns_del(NS)
+    netns.ns_add(NS)
+    try:
+        netns.ns_run(NS, ["ip", "link", "set", "lo", "mtu", "1500", "up"])
+        netns.ns_run(NS, ["ip", "addr", "add", f"{ADDR}/32", "dev", "lo"])
+        yield NS
+    finally:
+        for p in netns.ns_pids(NS):
+            subprocess.run(["kill", str(p)], check=False)
+        netns.ns_del(NS)
+
+
+def _pair(tool, ns, recv_args, send_args, timeout=30):
+    recv = subprocess.Popen(netns.ns_exec_argv(ns, [str(tool), "recv", "--bind", ADDR,
+                                                    "--idle", "0.5", *recv_args]),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert recv.stdout.readline().startswith("ready")
+        time.sleep(0.05)
+        snd = subprocess.run(netns.ns_exec_argv(ns, [str(tool), "send", "--dst", ADDR,
+                                                     *send_args]),
+                             capture_output=True, text=True, timeout=timeout)
+        out, err = recv.communicate(timeout=timeout)
+        return snd, json.loads(out) if out.strip() else None, err
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+
+
+@pytest.mark.needs_root
+def test_owdprobe_loopback_46_and_samples(built, loopback_ns, tmp_path):
+    """46-byte frames (18 B of payload carry the whole header), paced at
+    20 kpps: every frame arrives once, in order, with a kernel timestamp;
+    the binary samples hold exactly what the summary counted."""
+    from linkemu.lab.instruments import read_samples
+    samples = tmp_path / "s.owd"
+    snd, rcv, err = _pair(built["owdprobe"], loopback_ns,
+                          ["--count", "4000", "--run-id", "9", "--samples", str(samples)],
+                          ["--ip-len", "46", "--pps", "20000", "--count", "4000", "--run-id", "9"])
+    assert snd.returncode == 0, snd.stderr
+    s = json.loads(snd.stdout)
+    assert s["sent"] == 4000 and s["udp_payload"] == 18
+    assert s["achieved_pps"] == pytest.approx(20000, rel=0.02)
+    assert 0.19 < s["send_span_s"] < 0.25
+    assert rcv["received"] == 4000 and rcv["lost"] == 0 and rcv["duplicates"] == 0
+    assert rcv["rx_timestamp"].startswith("kernel")
+    assert rcv["clock"] == "CLOCK_REALTIME" and s["clock"] == "CLOCK_REALTIME"
+    assert rcv["negative_delays"] == 0
+    d = rcv["delay_ns"]
+    assert 0 < d["min"] <= d["p50"] <= d["p99"] <= d["max"] and d["p50"] < 1_000_000
+    a = read_samples(samples)
+    assert a.size == 4000 and sorted(a["seq"].tolist()) == list(range(4000))
+    delays = a["rx_ns"] - a["send_ns"]
+    assert int(delays.min()) == d["min"] and int(delays.max()) == d["max"]
+
+
+@pytest.mark.needs_root
+def test_owdprobe_loss_reorder_dup_accounting(built, loopback_ns, tmp_path):
+    """Expected 3000 but only 2000 sent: 1000 lost at the tail (the final
+    run is censored, so no loss run is counted); CSV samples."""
+    samples = tmp_path / "s.csv"
+    snd, rcv, err = _pair(built["owdprobe"], loopback_ns,
+                          ["--count", "3000", "--samples", str(samples),
+                           "--samples-format", "csv"],
+                          ["--ip-len", "1500", "--bitrate", "120M", "--count", "2000"])
+    assert snd.returncode == 0, snd.stderr
+    assert json.loads(snd.stdout)["requested"]["pps"] == pytest.approx(10000)
+    assert rcv["received"] == 2000 and rcv["lost"] == 1000 and rcv["loss_rate"] == pytest.approx(1 / 3)
+    assert rcv["loss_runs"] == [] and rcv["good_runs"] == []
+    lines = samples.read_text().splitlines()
+    assert lines[0] == "seq,send_ns,rx_ns,delay_ns" and len(lines) == 2001
+    seq, sent, rx, delay = map(int, lines[1].split(","))
+    assert rx - sent == delay
+
+
+@pytest.mark.needs_root
+def test_owdprobe_refuses_frames_above_mtu(built, loopback_ns):
+    cp = subprocess.run(netns.ns_exec_argv(loopback_ns, [str(built["owdprobe"]), "send", "--dst",
+                                                         ADDR, "--ip-len", "9000", "--pps", "10",
+                                                         "--count", "1"]),
+                        capture_output=True, text=True, timeout=10)
+    assert cp.returncode == 2
+    assert "exceeds the path MTU 1500" in cp.stderr and "jumbo" in cp.stderr
+
+
+@pytest.mark.needs_root
+def test_owdprobe_max_rate_duration(built, loopback_ns):
+    """--max --duration: as fast as it can for 0.3 s, and says how fast that was."""
+    snd, rcv, err = _pair(built["owdprobe"], loopback_ns, [],
+                          ["--ip-len", "64", "--max", "--duration", "0.3"])
+    assert snd.returncode == 0, snd.stderr
+    s = json.loads(snd.stdout)
+    assert s["requested"] == {"mode": "max"}
+    assert s["sent"] > 1000 and s["achieved_pps"] > 10_000 and s["mean_batch"] > 1
+    assert rcv["expected_from"] == "max_seq" and rcv["received"] <= s["sent"]

@@ -8,7 +8,7 @@
  *   rx        frames offered (by the port, or to the model)
  *   dup       extra copies the model made (`duplicate`); a copy is a new
  *             frame, so it enters the law like a received one
- *   tx        frames handed on (sent, or returned by dequeue/drain)
+ *   tx        frames handed on (sent, or returned by dequeue)
  *   drop[c]   frames freed without being sent, each under exactly one
  *             cause
  *   in_flight frames held (for the model: le_link_depth/le_path_depth)

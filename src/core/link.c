@@ -481,21 +481,25 @@ unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, u
 	return n;
 }
 
-unsigned le_link_drain(struct le_link *l, struct le_frame *out, unsigned max)
+uint64_t le_link_drain(struct le_link *l)
 {
-	unsigned n = le_delay_line_pop_any(&l->line, out, max);
+	struct le_frame f[64];
+	uint64_t total = 0;
+	unsigned n;
 
-	if (n < max && l->transit) {
-		out[n] = l->tframe;
-		out[n++].deadline = l->tframe.arrival;
-		l->transit = 0;
-	}
-	while (n < max && le_queue_pop(&l->queue, &out[n]) == 0) {
-		out[n].deadline = out[n].arrival;
-		n++;
-	}
-	count_tx(l, out, n);
-	return n;
+	do {
+		n = le_delay_line_pop_any(&l->line, f, 64);
+		if (n < 64 && l->transit) {
+			f[n++] = l->tframe;
+			l->transit = 0;
+		}
+		while (n < 64 && le_queue_pop(&l->queue, &f[n]) == 0)
+			n++;
+		for (unsigned i = 0; i < n; i++)
+			drop(l, &f[i], LE_DROP_SHUTDOWN);
+		total += n;
+	} while (n > 0);
+	return total;
 }
 
 le_ns_t le_link_next_deadline(const struct le_link *l)

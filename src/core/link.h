@@ -24,7 +24,8 @@
  * (frame.h) and counted under their cause; the link never hands a dropped
  * frame back. Accounting (counters.h):
  *     ctr.rx + ctr.dup == ctr.tx + drops + le_link_depth()
- * where tx counts frames handed back by dequeue and drain.
+ * where tx counts frames handed back by dequeue (drain counts what it
+ * frees as `shutdown` drops).
  *
  * Memory is allocated at init only, sized from `limit`:
  *   delay line  2^ceil(log2(limit + max(1024, limit/8))) frames x 32 B
@@ -105,7 +106,11 @@ unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, u
 /* Everything still held, regardless of deadline (shutdown): the delay
  * line in deadline order, then the frame being sent, then the queue
  * (whose frames have no deadline yet: theirs is set to their arrival). */
-unsigned le_link_drain(struct le_link *l, struct le_frame *out, unsigned max);
+/* Shutdown: frees every frame still held (queued, serializing or
+ * delayed) through ops->free and counts each as a `shutdown` drop of this
+ * link, so class counters say what really happened to them. Returns how
+ * many. */
+uint64_t le_link_drain(struct le_link *l);
 
 /* A time no later than the next departure: the earliest deadline held,
  * or the serializer's next event while frames wait. UINT64_MAX when the

@@ -288,12 +288,12 @@ unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, u
 	return n;
 }
 
-unsigned le_path_drain(struct le_path *p, struct le_frame *out, unsigned max)
+uint64_t le_path_drain(struct le_path *p)
 {
-	unsigned n = 0;
+	uint64_t n = 0;
 
-	for (unsigned k = 0; k < p->nlinks && n < max; k++)
-		n += le_link_drain(&p->link[k], out + n, max - n);
+	for (unsigned k = 0; k < p->nlinks; k++)
+		n += le_link_drain(&p->link[k]);
 	return n;
 }
 

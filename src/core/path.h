@@ -77,7 +77,9 @@ void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arri
  * order (ties: lower class first). */
 unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, unsigned max);
 /* Everything still held (shutdown), class by class. */
-unsigned le_path_drain(struct le_path *p, struct le_frame *out, unsigned max);
+/* Shutdown: frees everything still held, class by class, each counted as
+ * a `shutdown` drop of its class (le_link_drain). Returns how many. */
+uint64_t le_path_drain(struct le_path *p);
 le_ns_t le_path_next_deadline(const struct le_path *p);
 uint32_t le_path_depth(const struct le_path *p);
 

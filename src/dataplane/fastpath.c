@@ -205,6 +205,31 @@ unsigned dp_task_poll(struct dp_task *t)
 	return 0;
 }
 
+void dp_task_send_due_at_shutdown(struct dp_task *t)
+{
+	const struct tsc_clock *clk = t->ctx->clock;
+	le_ns_t give_up = tsc_clock_now(clk) + 5 * LE_NS_PER_MS;
+	for (;;) {
+		switch (t->kind) {
+		case DP_TASK_RUN_TO_COMPLETION:
+			send_pending(t);
+			break;
+		case DP_TASK_WORKER:
+			flush_to_ring(t);
+			break;
+		case DP_TASK_TX:
+			poll_tx(t);
+			break;
+		case DP_TASK_RX:
+			return; /* its frames never reached the model */
+		}
+		int empty = t->pending.count == 0 &&
+			    (t->kind != DP_TASK_TX || rte_ring_count(t->dir->tx_ring) == 0);
+		if (empty || tsc_clock_now(clk) > give_up)
+			return;
+	}
+}
+
 void dp_task_flush_at_shutdown(struct dp_task *t)
 {
 	struct dp_pending *p = &t->pending;

@@ -93,8 +93,14 @@ static inline unsigned dp_task_held(const struct dp_task *t)
 	return t->pending.count;
 }
 
-/* After the stop, on the main lcore: frees what the task holds, counting it
- * as a shutdown drop of its direction. */
+/* After the stop, before the ports stop, on the main lcore: hands on what
+ * the task holds that is already due (pending frames to the port or the
+ * TX ring; a TX task also empties its ring), trying for a few ms. These
+ * frames have left the model, so sending them is the faithful ending. */
+void dp_task_send_due_at_shutdown(struct dp_task *t);
+
+/* Then: frees what the task still holds, counting it as a shutdown drop
+ * of its direction. */
 void dp_task_flush_at_shutdown(struct dp_task *t);
 
 #endif

@@ -216,9 +216,18 @@ static int start_ports(struct daemon *dm, char *err, size_t errlen)
 	return 0;
 }
 
+/* After the lcores stopped: frames already due are sent while the ports
+ * still run (workers before TX tasks, the plan's order); everything else
+ * is freed and counted as `shutdown`: by the model for what it held (in
+ * the frame's class), by the direction for rings and pending buffers. */
+static void shutdown_send_due(struct daemon *dm)
+{
+	for (unsigned i = 0; i < dm->plan.ntasks; i++)
+		dp_task_send_due_at_shutdown(dm->plan.task[i]);
+}
+
 static void shutdown_flush(struct daemon *dm)
 {
-	struct le_frame frames[DP_BURST_MAX];
 	struct rte_mbuf *m[DP_BURST_MAX];
 	for (unsigned i = 0; i < dm->plan.ntasks; i++)
 		dp_task_flush_at_shutdown(dm->plan.task[i]);
@@ -227,14 +236,8 @@ static void shutdown_flush(struct daemon *dm)
 		uint64_t *count = &dir->shutdown_ctr.drop[LE_DROP_SHUTDOWN];
 		unsigned k;
 		struct dp_model_slot *ms = &dir->models;
-		for (unsigned r = 0; r <= ms->nretiring; r++) {
-			struct le_path *path = r < ms->nretiring ? &ms->retiring[r]->path : &ms->active->path;
-			while ((k = le_path_drain(path, frames, DP_BURST_MAX)) > 0) {
-				for (unsigned i = 0; i < k; i++)
-					rte_pktmbuf_free(frames[i].handle);
-				*count += k;
-			}
-		}
+		for (unsigned r = 0; r <= ms->nretiring; r++)
+			le_path_drain(r < ms->nretiring ? &ms->retiring[r]->path : &ms->active->path);
 		struct rte_ring *rings[2] = {dir->rx_ring, dir->tx_ring};
 		for (int r = 0; r < 2; r++) {
 			if (!rings[r])
@@ -375,6 +378,7 @@ static int run(struct daemon *dm)
 	pm_qos_release(qos_fd);
 	stop_observers(dm);
 
+	shutdown_send_due(dm);
 	for (uint16_t p = 0; p < DP_PORTS; p++)
 		(void)rte_eth_dev_stop(p);
 	shutdown_flush(dm);

@@ -1,0 +1,423 @@
+"""Helpers of the link-model tests (bed "lm"): the CLI, runs of linkemud,
+the per-datagram probe (lmprobe.py), and the statistics the bounds use.
+
+tests/model is a package (model.conftest, model.lmkit), so that `pytest
+tests/integration tests/model` in one session never hands another
+directory's `from conftest import ...` our conftest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from linkemu import netns  # noqa: E402
+from linkemu.cpus import tool_cpus  # noqa: E402
+from linkemu.errors import LinkemuError  # noqa: E402
+from linkemu.testbed import Bed  # noqa: E402
+
+BED = "lm"
+PROFILE_DIR = REPO / "profiles"
+DIST_DIR = PROFILE_DIR / "dist"
+NETEM_DIST_SCALE = 8192
+
+
+def traces_dir() -> Path | None:
+    """The real traces: /work/shared/traces here, <repo>/../shared/traces in CI."""
+    for d in (REPO.parent / "shared" / "traces", Path("/work/shared/traces")):
+        if d.is_dir():
+            return d
+    return None
+
+
+def cli_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO / "python") + (os.pathsep + env["PYTHONPATH"]
+                                                 if env.get("PYTHONPATH") else "")
+    return env
+
+
+def linkemu(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`linkemu ARGS` as a user runs it; never raises on exit codes."""
+    return subprocess.run([sys.executable, "-m", "linkemu", *args], capture_output=True,
+                          text=True, timeout=timeout, env=cli_env())
+
+
+# --- the daemon's final counters ---------------------------------------------------------
+
+def conservation(final: dict, classes: bool = True) -> list[str]:
+    """What must hold after every stopped run, per direction and per class:
+    rx + dup == tx + dropped_total + in_flight, nothing left in flight,
+    dropped_total the sum of its causes, classes adding up to the direction
+    (classes=False: the directions only)."""
+    bad = []
+    for name in ("a2b", "b2a"):
+        d = final["directions"][name]
+        if d["in_flight"] != 0:
+            bad.append(f"{name}: {d['in_flight']} frames in flight after stop")
+        if sum(d["dropped"].values()) != d["dropped_total"]:
+            bad.append(f"{name}: dropped_total {d['dropped_total']} != sum {d['dropped']}")
+        if d["rx"] + d["dup"] != d["tx"] + d["dropped_total"] + d["in_flight"]:
+            bad.append(f"{name}: rx {d['rx']} + dup {d['dup']} != tx {d['tx']} + dropped "
+                       f"{d['dropped_total']} + in_flight {d['in_flight']}")
+        classes_ = (d.get("classes") or []) if classes else []
+        for c in classes_:
+            if c["rx"] + c["dup"] != c["tx"] + sum(c["dropped"].values()) + c["in_flight"]:
+                bad.append(f"{name}: class {c['name']} not conserved: {c}")
+        if classes_:
+            for key in ("rx", "tx", "dup", "in_flight"):
+                if sum(c[key] for c in classes_) != d[key]:
+                    bad.append(f"{name}: classes' {key} add up to "
+                               f"{sum(c[key] for c in classes_)}, direction has {d[key]}")
+            for cause, n in d["dropped"].items():
+                if cause in ("ring_full", "tx_refused", "malformed"):
+                    continue        # the data plane's causes may sit outside any class
+                if sum(c["dropped"].get(cause, 0) for c in classes_) != n:
+                    bad.append(f"{name}: classes' {cause} drops do not add up to {n}")
+            for ev, n in d["events"].items():
+                if sum(c["events"].get(ev, 0) for c in classes_) != n:
+                    bad.append(f"{name}: classes' {ev} events do not add up to {n}")
+    if final.get("conserved") is not True:
+        bad.append(f"the daemon reports conserved={final.get('conserved')}")
+    return bad
+
+
+def cls(direction: dict, name: str) -> dict:
+    for c in direction["classes"]:
+        if c["name"] == name:
+            return c
+    raise KeyError(f"no class {name} in {[c['name'] for c in direction['classes']]}")
+
+
+class Link:
+    """One linkemud run on the bed, started with `linkemu run --detach`."""
+
+    def __init__(self, bed: Bed, a2b: str | None, b2a: str | None, extra: tuple[str, ...]):
+        """a2b/b2a None: the option is left out (e.g. to take a --profile's)."""
+        self.bed, self.a2b, self.b2a, self.extra = bed, a2b, b2a, extra
+        self.final: dict | None = None
+        links = [w for opt, v in (("--a2b", a2b), ("--b2a", b2a)) if v is not None
+                 for w in (opt, v)]
+        cp = linkemu("run", "--bed", bed.name, *links, "--detach", *extra)
+        if cp.returncode != 0:
+            raise AssertionError(f"linkemu run --a2b {a2b!r} --b2a {b2a!r} {' '.join(extra)} "
+                                 f"failed ({cp.returncode}): {cp.stderr.strip()}")
+
+    def stop_unchecked(self) -> dict:
+        """Stop and return the final JSON without the conservation checks
+        (for a test that checks one thing itself, to say what is wrong)."""
+        if self.final is None:
+            cp = linkemu("stop", "--bed", self.bed.name, "--json")
+            assert cp.stdout.strip(), f"stop failed ({cp.returncode}): {cp.stderr}"
+            self.final = json.loads(cp.stdout)
+        return self.final
+
+    def stop(self) -> dict:
+        """Stop; the final JSON, after checking conservation (every run)."""
+        fresh = self.final is None
+        final = self.stop_unchecked()
+        if fresh:
+            bad = conservation(final)
+            assert not bad, "after stop: " + "; ".join(bad)
+        return final
+
+
+# --- the probe ----------------------------------------------------------------------------
+
+@dataclass
+class ProbeRun:
+    count: int
+    records: list[list[int]]          # [seq, send_ns, recv_ns, tos] in arrival order
+    sender: dict
+    foreign: int
+    first: dict[int, list[int]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.first = {}
+        for r in self.records:
+            self.first.setdefault(r[0], r)
+
+    @property
+    def received(self) -> int:
+        return len(self.first)
+
+    @property
+    def lost_seqs(self) -> list[int]:
+        return [s for s in range(self.count) if s not in self.first]
+
+    @property
+    def lost(self) -> int:
+        return self.count - self.received
+
+    @property
+    def duplicates(self) -> int:
+        return len(self.records) - len(self.first)
+
+    @property
+    def reordered(self) -> int:
+        """As linkemu.probe counts it: datagrams that arrived after one sent
+        later than them (first copies only)."""
+        top, n = -1, 0
+        seen = set()
+        for r in self.records:
+            if r[0] in seen:
+                continue
+            seen.add(r[0])
+            if r[0] < top:
+                n += 1
+            else:
+                top = r[0]
+        return n
+
+    def owd_ms(self) -> list[float]:
+        """One-way delays of the first copies, in sequence order."""
+        return [(self.first[s][2] - self.first[s][1]) / 1e6 for s in sorted(self.first)]
+
+    def arrivals_ns(self) -> list[int]:
+        """Kernel receive times of all datagrams, sorted."""
+        return sorted(r[2] for r in self.records)
+
+    def tos_counts(self) -> Counter:
+        return Counter(r[3] for r in self.records)
+
+
+def probe(bed: Bed, count: int, rate: float, size: int = 64, port: int = 9000, tos: int = 0,
+          sport: int = 0, reverse: bool = False, idle_s: float = 0.5,
+          start_timeout_s: float = 10.0, send_errors_ok: bool = False) -> ProbeRun:
+    """lmprobe from src to dst (dst to src with reverse), tools on the CPUs
+    linkemud does not poll. A datagram the sender's own stack refuses never
+    reaches the link and would look like link loss: that fails the run
+    unless send_errors_ok (then they are in .sender["errors"])."""
+    tx_ns, rx_ns = (bed.ns_dst, bed.ns_src) if reverse else (bed.ns_src, bed.ns_dst)
+    rx_addr = bed.addr_src if reverse else bed.addr_dst
+    run_id = int.from_bytes(os.urandom(8), "big") >> 1
+    py = [sys.executable, str(HERE / "lmprobe.py")]
+    recv = subprocess.Popen(
+        netns.ns_exec_argv(rx_ns, cpus=tool_cpus(), cmd=py + [
+            "recv", "--bind", rx_addr, "--port", str(port), "--count", str(count),
+            "--idle", str(idle_s), "--start-timeout", str(start_timeout_s),
+            "--run-id", str(run_id)]),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = recv.stdout.readline()
+        if not line.startswith("ready"):
+            recv.wait(5)
+            raise LinkemuError(f"lmprobe receiver did not start: {recv.stderr.read().strip()}")
+        expected_s = count / rate if rate > 0 else 1
+        cp = netns.ns_run(tx_ns, cpus=tool_cpus(), cmd=py + [
+            "send", "--dst", rx_addr, "--port", str(port), "--count", str(count),
+            "--rate", str(rate), "--size", str(size), "--run-id", str(run_id),
+            "--tos", str(tos), "--sport", str(sport)], check=False, timeout=expected_s + 60)
+        if cp.returncode != 0:
+            raise LinkemuError(f"lmprobe sender failed: {cp.stderr.strip()}")
+        out, err = recv.communicate(timeout=start_timeout_s + expected_s + 120)
+        if recv.returncode != 0:
+            raise LinkemuError(f"lmprobe receiver failed: {err.strip()}")
+        res = json.loads(out.strip().splitlines()[-1])
+        sender = json.loads(cp.stdout)
+        assert send_errors_ok or sender["errors"] == 0, (
+            f"the sender's own stack refused datagrams (they never reached the link): {sender}")
+        return ProbeRun(count, res["records"], sender, res["foreign"])
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+
+
+def frame_len(udp_payload: int) -> int:
+    """Ethernet frame length (no FCS) of a UDP/IPv4 datagram, as linkemud
+    counts it: 14 + 20 + 8 + payload, padded to 60."""
+    return max(60, 14 + 20 + 8 + udp_payload)
+
+
+# --- statistics ---------------------------------------------------------------------------
+
+def mean(xs) -> float:
+    return sum(xs) / len(xs)
+
+
+def sd(xs) -> float:
+    m = mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def pearson(xs, ys) -> float:
+    mx, my = mean(xs), mean(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy)
+
+
+def lag1(xs) -> float:
+    """Lag-1 autocorrelation."""
+    m = mean(xs)
+    num = sum((xs[i] - m) * (xs[i + 1] - m) for i in range(len(xs) - 1))
+    den = sum((x - m) ** 2 for x in xs)
+    return num / den
+
+
+def dist_table(path: Path) -> list[int]:
+    """An iproute2 .dist file's entries (text, # comments, integers)."""
+    vals = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0]
+        vals += [int(w) for w in line.split()]
+    return vals
+
+
+def table_moments(table: list[int]) -> tuple[float, float, float]:
+    """Mean, standard deviation and kurtosis of table / 8192: a delay
+    drawn as TIME + JITTER x entry / 8192 (entry uniform over the table)
+    has mean TIME + JITTER x mean and sd JITTER x sd."""
+    xs = [t / NETEM_DIST_SCALE for t in table]
+    m = sum(xs) / len(xs)
+    var = sum((x - m) ** 2 for x in xs) / len(xs)
+    m4 = sum((x - m) ** 4 for x in xs) / len(xs)
+    return m, math.sqrt(var), m4 / var ** 2
+
+
+def markov_loss(trans: list[list[float]], emit: list[float], n: int,
+                start: list[float]) -> tuple[float, float, float]:
+    """For a loss process driven by a Markov chain: the frame meeting state
+    s is lost with probability emit[s] (independently, given s), and the
+    chain then moves by trans (which does not depend on the loss draw);
+    frame 0 meets the distribution start. Returns (mu, expected, var):
+    the long-run loss rate, the exact expected number lost among the first
+    n frames, sum_i (start T^i) . emit, and the variance of that number in
+    the stationary chain:
+
+        Var = n mu (1 - mu) + 2 sum_{k=1}^{n-1} (n - k) Cov(L_0, L_k),
+        Cov(L_0, L_k) = sum_s pi_s emit_s (T^k emit)_s - mu^2
+
+    (starting elsewhere changes it by terms of the order of the mixing
+    time, a few frames here, against thousands)."""
+    m = len(emit)
+
+    def step(dist):
+        return [sum(dist[i] * trans[i][j] for i in range(m)) for j in range(m)]
+
+    pi = [1.0 / m] * m
+    for _ in range(1_000_000):     # power iteration to the stationary distribution
+        nxt = step(pi)
+        done = max(abs(a - b) for a, b in zip(nxt, pi)) < 1e-16
+        pi = nxt
+        if done:
+            break
+    mu = sum(p * e for p, e in zip(pi, emit))
+    expected, dist = 0.0, list(start)
+    for _ in range(n):
+        expected += sum(d * e for d, e in zip(dist, emit))
+        dist = step(dist)
+    var = n * mu * (1 - mu)
+    v = list(emit)                  # T^k emit
+    for k in range(1, n):
+        v = [sum(trans[i][j] * v[j] for j in range(m)) for i in range(m)]
+        cov = sum(pi[s] * emit[s] * v[s] for s in range(m)) - mu * mu
+        var += 2 * (n - k) * cov
+        if max(abs(x - mu) for x in v) < 1e-13:
+            break                   # T^k emit = mu everywhere: no covariance from here on
+    return mu, expected, var
+
+
+def correlated_chance(p: float, rho: float, n: int) -> tuple[float, float, float]:
+    """netem's correlated chance (loss, duplicate, corrupt, reorder):
+    X' = (1 - rho) U + rho X, the event happens when X < p. Simulated
+    (4e6 frames, fixed seed): the long-run rate, the variance of the
+    number of events among n frames (from the indicator's autocovariance,
+    summed over lags until it vanishes), and P(event | event before)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    u = rng.random(4_000_000)
+    taps = (1 - rho) * rho ** np.arange(80)          # rho^80 < 1e-24: the rest is nothing
+    x = np.convolve(u, taps, mode="valid")
+    lost = (x < p).astype(np.float64)
+    mu = lost.mean()
+    c = lost - mu
+    var = n * (c @ c) / len(c)
+    for k in range(1, 200):
+        var += 2 * (n - k) * (c[:-k] @ c[k:]) / (len(c) - k)
+    after = (lost[:-1] * lost[1:]).sum() / lost[:-1].sum()
+    return mu, var, after
+
+
+def on_time(final: dict, direction: str = "a2b", p99_us: float | None = 1000.0,
+            p50_us: float = 100.0) -> dict:
+    """The data plane's own lateness (emulation error) for a direction,
+    checked: timing tests compare one-way delays with the model's, which
+    only works if frames left at their deadlines. A median above p50_us or
+    a p99 above p99_us means the daemon's CPU was taken (typically another
+    linkemud polling the same CPU): the test fails saying so, rather than
+    blaming the model. (Quiet, the bed gives p50 ~1 us, p99 ~10-60 us.)"""
+    e = final["directions"][direction]["emulation_error_ns"]
+    late = e["p50"] > p50_us * 1000 or (p99_us is not None and e["p99"] > p99_us * 1000)
+    assert not late, (
+        f"{direction}: linkemud sent late (emulation error p50 {e['p50'] / 1e3:.0f} us, "
+        f"p99 {e['p99'] / 1e3:.0f} us, max {e['max'] / 1e3:.0f} us): the machine is too busy "
+        f"for a timing test (another linkemud polling CPU 1?)")
+    return e
+
+
+def iperf3(bed: Bed, seconds: int, port: int, *client_args: str) -> dict:
+    """iperf3 client in src (extra client_args, e.g. -w 4M), one-off server
+    in dst, both on the tool CPUs; returns the client's -J output."""
+    import time as _time
+    server = subprocess.Popen(netns.ns_exec_argv(bed.ns_dst, cpus=tool_cpus(), cmd=[
+        "iperf3", "-s", "-1", "-p", str(port), "-B", bed.addr_dst]),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = _time.monotonic() + 10
+        while True:
+            if server.poll() is not None:
+                raise LinkemuError(f"iperf3 server exited: {server.stderr.read().strip()}")
+            cp = netns.ns_run(bed.ns_dst, ["ss", "-ltnH", f"sport = :{port}"], check=False)
+            if cp.stdout.strip():
+                break
+            if _time.monotonic() > deadline:
+                raise LinkemuError(f"iperf3 server not listening on {port}")
+            _time.sleep(0.05)
+        cp = netns.ns_run(bed.ns_src, cpus=tool_cpus(), cmd=[
+            "iperf3", "-c", bed.addr_dst, "-p", str(port), "-t", str(seconds), "-J",
+            *client_args], check=False, timeout=seconds + 60)
+        out = json.loads(cp.stdout)
+        if out.get("error"):
+            raise LinkemuError(f"iperf3: {out['error']}")
+        return out
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(5)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        server.stderr.close()
+
+
+def raw_frames(bed: Bed, count: int, port: int, tags: list[tuple[int, int]]) -> None:
+    """count VLAN-tagged IPv4/UDP frames src -> dst, written to the src
+    namespace's veth with AF_PACKET (lmprobe.py raw)."""
+    dst_mac = netns.link_mac(bed.ns_dev, bed.ns_dst)
+    spec = ",".join(f"{tpid:#x}:{vid}" for tpid, vid in tags)
+    netns.ns_run(bed.ns_src, cpus=tool_cpus(), cmd=[
+        sys.executable, str(HERE / "lmprobe.py"), "raw", "--dev", bed.ns_dev, "--dst-mac", dst_mac,
+        "--src", bed.addr_src, "--dst", bed.addr_dst, "--port", str(port), "--count", str(count),
+        "--tags", spec])
+
+
+def live_stats(bed: Bed) -> dict:
+    """The running daemon's counters, through its control socket."""
+    cp = linkemu("ctl", "--bed", bed.name, "stats", "--json")
+    assert cp.returncode == 0, f"ctl stats failed: {cp.stderr}"
+    return json.loads(cp.stdout)

@@ -1,0 +1,163 @@
+"""The other serializers: trace and trace-us files (with and without
+`once`), and slot (fixed, uniform and distribution gaps, packet and byte
+budgets)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from .lmkit import conservation, mean, on_time, probe
+
+OPPORTUNITY = 1500 - 42        # UDP payload of a 1500-byte frame: one opportunity each
+
+
+@pytest.mark.parametrize("word,lines,period_ns", [
+    ("trace", ["1"], 1_000_000),                       # Mahimahi's `1`: one per ms
+    ("trace-us", ["250", "500", "750", "1000"], 250_000),  # one every 250 us
+])
+def test_trace_opportunities(bed, run_link, tmp_path, word, lines, period_ns):
+    # A burst of 40 one-opportunity frames arrives within a few hundred us,
+    # faster than either trace serves it, so each opportunity carries one
+    # frame: departures exactly one opportunity apart.
+    f = tmp_path / "t.trace"
+    f.write_text("\n".join(lines) + "\n")
+    k = 40
+    link = run_link(f"{word} {f}", "")
+    r = probe(bed, count=k, rate=0, size=OPPORTUNITY, port=9140)
+    final = link.stop()
+    err = on_time(final, p99_us=None)
+    assert r.received == k
+    arr = r.arrivals_ns()
+    gaps = sorted(b - a for a, b in zip(arr, arr[1:]))
+    med = gaps[len(gaps) // 2]
+    # As for rate: the median gap is within twice the median lateness plus
+    # 20 us (the path's spread) of the opportunity spacing.
+    tol = 2 * err["p50"] + 20_000
+    print(f"{word}: median gap {med / 1e3:.1f} us (want {period_ns / 1e3:.0f} +- {tol / 1e3:.0f})")
+    assert abs(med - period_ns) <= tol
+    assert final["directions"]["a2b"]["tx_bytes"] == k * 1500
+
+
+@pytest.mark.parametrize("once", [False, True])
+def test_trace_once(bed, run_link, tmp_path, once):
+    # Ten opportunities at 50..59 ms; the period (the last timestamp) is
+    # 59 ms. A burst of 30 frames (all in before 50 ms) into `limit 15`:
+    # 15 are held, 15 refused. Looping, the next lap (from 59 ms, at
+    # 109..118 ms) carries the other 5; with `once` nothing more is ever
+    # delivered, and the 5 wait until the daemon stops (shutdown drops).
+    f = tmp_path / "ten.trace"
+    f.write_text("".join(f"{t}\n" for t in range(50, 60)))
+    link = run_link(f"trace {f}{' once' if once else ''} limit 15", "")
+    r = probe(bed, count=30, rate=0, size=OPPORTUNITY, port=9141)
+    # Frames held at shutdown and the per-class counters are
+    # test_classes.py's test_frames_held_at_shutdown_are_counted_in_their_
+    # class; here the directions' totals.
+    final = link.stop_unchecked()
+    assert not conservation(final, classes=False), conservation(final, classes=False)
+    a2b = final["directions"]["a2b"]
+    got = sorted(r.first)
+    print(f"trace once={once}: received {got}, dropped {a2b['dropped']}")
+    assert a2b["dropped"]["queue_full"] == 15
+    if once:
+        assert got == list(range(10)), got
+        assert a2b["dropped"]["shutdown"] == 5, a2b["dropped"]
+    else:
+        assert got == list(range(15)), got
+        assert a2b["dropped"]["shutdown"] == 0, a2b["dropped"]
+        # The second lap starts one period (59 ms) after the first:
+        # frame 10 at 109 ms, i.e. 59 ms after frame 0 (at 50 ms), give or
+        # take the two frames' lateness (at most the max emulation error)
+        # and 0.1 ms of path.
+        t = {s: rec[2] for s, rec in r.first.items()}
+        slack = final["directions"]["a2b"]["emulation_error_ns"]["max"] + 100_000
+        assert abs((t[10] - t[0]) - 59_000_000) <= slack, (t[10] - t[0]) / 1e6
+
+
+def _bursts(records: list[list[int]], split_ns: int = 500_000) -> list[list[list[int]]]:
+    """Probe records grouped into bursts by arrival: a gap above split_ns
+    starts a new one (a slot's frames leave together, microseconds apart;
+    the probe sends them 1 ms apart)."""
+    recs = sorted(records, key=lambda rec: rec[2])
+    out = [[recs[0]]]
+    for a, b in zip(recs, recs[1:]):
+        if b[2] - a[2] > split_ns:
+            out.append([])
+        out[-1].append(b)
+    return out
+
+
+# The slot gap's distribution: (mean, sd, min, max) in ms.
+FIXED = (10.0, 0.0, 10.0, 10.0)
+NORMAL = (10.0, 2.0, 10.0 - 2 * 30051 / 8192, 10.0 + 2 * 30051 / 8192)   # the table's range
+UNIFORM = (10.0, 10 / math.sqrt(12), 5.0, 15.0)
+
+
+@pytest.mark.parametrize("grammar,gap", [("slot 10ms", FIXED),
+                                         ("slot distribution normal 10ms 2ms", NORMAL)])
+def test_slot_without_budget(bed, run_link, grammar, gap):
+    # No budget: a slot instant releases every frame ready by then, and the
+    # budget never runs out, so the next instant is made by the next frame
+    # to arrive, which finds the instant passed: a fresh slot one gap after
+    # its own ready time (netem: slot_next < time_to_send). So frames 1 ms
+    # apart leave in bursts of ~10, and the first frame of every burst has
+    # waited exactly one gap draw.
+    n = 300
+    g_mean, g_sd, g_min, g_max = gap
+    link = run_link(grammar, "", "--seed", "77")
+    r = probe(bed, count=n, rate=1000, size=1000, port=9142)
+    final = link.stop()
+    err = on_time(final)
+    assert r.received == n
+    bursts = _bursts(r.records)
+    waits = [(b[0][2] - b[0][1]) / 1e6 for b in bursts]
+    sizes = [len(b) for b in bursts]
+    print(f"{grammar}: {len(bursts)} bursts of mean {mean(sizes):.1f} frames; first frames "
+          f"waited mean {mean(waits):.3f} ms, min {min(waits):.3f}, max {max(waits):.3f}")
+    assert len(bursts) <= n / 5, f"{len(bursts)} bursts for {n} frames: not bunched"
+    # The wait is the gap plus the path (tens of us) plus the burst's own
+    # lateness: 0.1 ms + the max emulation error around the support, and
+    # for the mean 4 sd/sqrt(m) + the mean error + 0.1 ms.
+    slack = 0.1 + err["max"] / 1e6
+    assert g_min - 0.01 <= min(waits) and max(waits) <= g_max + slack, (min(waits), max(waits))
+    m = len(waits)
+    tol = 4 * g_sd / math.sqrt(m) + err["mean"] / 1e6 + 0.1
+    assert abs(mean(waits) - g_mean) <= tol, f"mean wait {mean(waits):.3f}, want {g_mean} +- {tol:.3f}"
+    a2b = final["directions"]["a2b"]
+    assert a2b["tx"] == n and a2b["dropped_total"] == 0
+
+
+@pytest.mark.parametrize("grammar,budget,gap", [("slot 5ms 15ms packets 3", 3, UNIFORM),
+                                                ("slot 10ms bytes 2500", 3, FIXED)])
+def test_slot_with_budget(bed, run_link, grammar, budget, gap):
+    # A budget of 3 frames per slot (`packets 3`, or `bytes 2500`, which the
+    # third 1042-byte frame overruns: the budget is checked after each
+    # frame) against 1000 frames/s: the queue never empties, every slot
+    # spends its budget, and the next instant is drawn from that one. So
+    # bursts of exactly 3, their starts spaced by the gap distribution.
+    n = 200
+    g_mean, g_sd, g_min, g_max = gap
+    link = run_link(grammar, "", "--seed", "78")
+    r = probe(bed, count=n, rate=1000, size=1000, port=9143)
+    final = link.stop()
+    err = on_time(final)
+    assert r.received == n
+    bursts = _bursts(r.records)
+    sizes = [len(b) for b in bursts]
+    starts = [b[0][2] for b in bursts]
+    gaps = [(b - a) / 1e6 for a, b in zip(starts, starts[1:])]
+    print(f"{grammar}: {len(bursts)} bursts, sizes {sorted(set(sizes))}, gaps mean "
+          f"{mean(gaps):.3f} ms, min {min(gaps):.3f}, max {max(gaps):.3f}")
+    # Every burst but the last (what is left) spends the whole budget.
+    assert all(s == budget for s in sizes[:-1]) and sizes[-1] <= budget, sizes
+    # The mean of m gaps: 4 sd/sqrt(m), plus the lateness of the first and
+    # last burst spread over the m gaps, plus 0.01 ms; each gap within the
+    # support, give or take two bursts' lateness.
+    m = len(gaps)
+    tol = 4 * g_sd / math.sqrt(m) + 2 * (err["max"] / 1e6 + 0.05) / m + 0.01
+    assert abs(mean(gaps) - g_mean) <= tol, f"mean slot gap {mean(gaps):.3f}, want {g_mean} +- {tol:.3f}"
+    slack = 2 * err["max"] / 1e6 + 0.05
+    assert g_min - slack <= min(gaps) and max(gaps) <= g_max + slack, (min(gaps), max(gaps))
+    a2b = final["directions"]["a2b"]
+    assert a2b["tx"] == n and a2b["dropped_total"] == 0

@@ -6,7 +6,7 @@ VENV    ?= .venv
 PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
-.PHONY: all setup build demo test unit integration bench clean
+.PHONY: all setup build demo test unit integration lab-test control bench clean
 
 all: build
 
@@ -26,9 +26,19 @@ unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
 integration: build
-	$(PYTEST) tests/integration -v
+	$(PYTEST) tests/integration tests/model -v
 
-test: unit integration
+# The lab: its statistics (pure), its C instruments, and the --quick
+# experiments on a bed named "lb" (about 2.5 minutes).
+lab-test: build
+	$(PYTEST) tests/lab -v
+
+# ctl, stats --watch, capture, scenarios: unit tests (no root) and live
+# tests on a bed named "lc"
+control: build
+	$(PYTEST) tests/control -v -rs
+
+test: unit integration lab-test control
 
 bench: build
 	bench/run.sh

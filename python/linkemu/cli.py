@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
-from linkemu import __version__, daemon, testbed
+from linkemu import __version__, ctl_cli, daemon, profile_cli, testbed
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.interrupts import interruptible, shielded
 from linkemu.summary import conservation_problems, format_final
@@ -65,10 +66,12 @@ def _print_status(st: dict, as_json: bool) -> None:
 
 def cmd_run(a: argparse.Namespace) -> int:
     bed = testbed.bed_for(a.bed)
-    cfg = daemon.DaemonConfig(bed=bed, a2b=a.a2b, b2a=a.b2a, pmd=a.pmd or "af_xdp",
+    a2b, b2a = profile_cli.links_for_run(a)
+    cfg = daemon.DaemonConfig(bed=bed, a2b=a2b, b2a=b2a, pmd=a.pmd or "af_xdp",
                               lcores=a.lcores or "", layout=a.layout, seed=a.seed)
     daemon.validate(cfg)
     binary = daemon.require_binary()
+    scen = ctl_cli.run_scenario_load(a)   # checked before anything starts; None without --scenario
     running = testbed.daemon_pid(bed)
     if running is not None:
         raise LinkemuError(f"linkemud is already running on bed '{bed.name}' (pid {running}); "
@@ -87,19 +90,21 @@ def cmd_run(a: argparse.Namespace) -> int:
                     testbed.down(bed)
             raise
         d = daemon.start_auto(cfg, binary, fallback=a.pmd is None)
+        player = ctl_cli.run_scenario_start(scen, bed, a.detach, d)
         ready = (f"linkemud ready on bed '{bed.name}' (pid {d.pid}, {d.config.pmd}, "
                  f"lcores {cfg.lcores or daemon.default_lcores()})")
         if a.detach:
             print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
             return 0
         try:
-            print(f"{ready}\n  a2b: {a.a2b or '(no impairment)'}\n"
-                  f"  b2a: {a.b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
+            print(f"{ready}\n  a2b: {cfg.a2b or '(no impairment)'}\n"
+                  f"  b2a: {cfg.b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
             while d.popen.poll() is None:
                 time.sleep(0.2)
         except KeyboardInterrupt:
             pass
     with shielded():
+        ctl_cli.run_scenario_stop(player)
         crashed = d.popen.poll()
         res = daemon.stop(bed, d.popen)
     rc = _report_stop(res, as_json=False)
@@ -177,10 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     tb.set_defaults(func=cmd_testbed)
 
     r = sub.add_parser("run", parents=[bed_opt], help="start linkemud on a bed")
-    r.add_argument("--a2b", default="", metavar="GRAMMAR",
+    r.add_argument("--a2b", default=None, metavar="GRAMMAR",
                    help="link src -> dst, netem words (e.g. 'delay 10ms loss 1%%'); "
                         "empty = no impairment")
-    r.add_argument("--b2a", default="", metavar="GRAMMAR", help="link dst -> src")
+    r.add_argument("--b2a", default=None, metavar="GRAMMAR", help="link dst -> src")
+    profile_cli.add_run_option(r)
     r.add_argument("--pmd", choices=daemon.PMDS, default=None,
                    help="DPDK driver for the veths (default: af_xdp, falling back to "
                         "af_packet if af_xdp does not start)")
@@ -189,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--layout", choices=daemon.LAYOUTS, default=None)
     r.add_argument("--seed", type=int, default=None, metavar="N")
     r.add_argument("--detach", action="store_true", help="return once the daemon is ready")
+    r.add_argument("--scenario", default=None, metavar="FILE",
+                   help="play a scenario file (timed link changes) once the daemon is ready")
     r.set_defaults(func=cmd_run)
 
     s = sub.add_parser("stop", parents=[bed_opt], help="stop linkemud, print final counters")
@@ -206,10 +214,29 @@ def build_parser() -> argparse.ArgumentParser:
                        help="bed + linkemud + ping/iperf3, summary, then clean up")
     d.add_argument("--seconds", type=int, default=5, metavar="N", help="iperf3 duration")
     d.set_defaults(func=cmd_demo)
+
+    ctl_cli.register(sub)   # ctl, stats, capture, scenario
+    profile_cli.register(sub)  # profile list|show|check
+    from linkemu.lab.cli import register as lab_register
+    from linkemu.report.cli import register as report_register
+    lab_register(sub)       # lab EXPERIMENT (delay-precision, loss-accuracy, noise, rate-search)
+    report_register(sub)    # report FILE... -o OUT.html
     return ap
 
 
+NO_ROOT_COMMANDS = {"exec", "report", "profile"}
+
+
+def _needs_root(a: argparse.Namespace) -> bool:
+    if a.command in NO_ROOT_COMMANDS:
+        return False
+    # `scenario check` only validates a file.
+    return not (a.command == "scenario" and getattr(a, "scenario_command", None) == "check")
+
+
 def main(argv: list[str] | None = None) -> int:
+    # `linkemu ... | head` should end quietly, as other commands do.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     ap = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     tail: list[str] = []
@@ -219,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)   # exits 2 with a message on bad usage
     if a.command == "exec":
         a.cmd = tail
-    if os.geteuid() != 0 and a.command != "exec":
+    # Reading results and profiles touches no namespace, hugepage or port.
+    if os.geteuid() != 0 and _needs_root(a):
         _err("must run as root (namespaces, veths, hugepages, DPDK)")
         return 1
     try:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linkemu import paths, procs
+from linkemu import control, paths, procs
 from linkemu.cpus import default_lcores
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.testbed import Bed, daemon_pid, remove_dpdk_leftovers
@@ -79,6 +79,7 @@ def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
             "--",
             "--a2b", cfg.a2b, "--b2a", cfg.b2a,
             "--stats-file", str(paths.daemon_final_stats_file(b.name))]
+    argv += control.daemon_args(binary, b.name)   # --control SOCKET, if this linkemud has it
     if cfg.layout:
         argv += ["--layout", cfg.layout]
     if cfg.seed is not None:

@@ -1,0 +1,99 @@
+"""The per-frame delay classifier the live tests rely on, on made-up frames."""
+
+from __future__ import annotations
+
+import math
+
+from lckit import Change, Noise, classify, late_allowance
+
+MS = 1_000_000
+US = 1_000
+NOISE = Noise(t_min=5 * US, bound=60 * US, late_rate=0.0)
+
+
+def stream(n, t0, every, owd_of):
+    """Frames sent every `every` ns from t0; owd_of(seq, send) -> owd."""
+    return [(q, t0 + q * every, t0 + q * every + owd_of(q, t0 + q * every)) for q in range(n)]
+
+
+def test_steady_delay_is_ok():
+    fr = stream(100, 0, 200 * US, lambda q, s: 1 * MS + 10 * US)
+    v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE)
+    assert (v.ok, v.held, v.early, v.late) == (100, 0, [], [])
+
+
+def test_wrong_delay_is_caught():
+    fr = stream(100, 0, 200 * US, lambda q, s: (2 * MS if q == 50 else 1 * MS) + 10 * US)
+    v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE)
+    assert [x[0] for x in v.late] == [50]
+    fr = stream(100, 0, 200 * US, lambda q, s: (500 * US if q == 7 else 1 * MS) + 10 * US)
+    v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE)
+    assert [x[0] for x in v.early] == [7]
+
+
+def test_increase_switches_cleanly():
+    # 10 ms -> 50 ms switched at 100 ms (set sent at 99.9, reply at 100.1 ms).
+    sw = 100 * MS
+    fr = stream(1000, 0, 200 * US, lambda q, s: (10 if s + 10 * US < sw else 50) * MS + 10 * US)
+    ch = [Change(10 * MS, -math.inf, -math.inf), Change(50 * MS, sw - 100 * US, sw + 100 * US)]
+    v = classify(fr, ch, NOISE)
+    assert v.ok == 1000 and v.by_delay == {10 * MS: 500, 50 * MS: 500}
+    # A frame sent well after the reply but with the old delay is wrong:
+    bad = [(q, s, r - 40 * MS if q == 700 else r) for q, s, r in fr]
+    v = classify(bad, ch, NOISE)
+    assert [x[0] for x in v.early] == [700]
+    # ... and one sent well before the set but with the new delay too.
+    bad = [(q, s, r + 40 * MS if q == 100 else r) for q, s, r in fr]
+    v = classify(bad, ch, NOISE)
+    assert [x[0] for x in v.late] == [100]
+
+
+def test_decrease_lets_frames_wait_behind_the_fifo():
+    # 3 ms -> 1 ms at 50 ms: frames that arrive within 2 ms after the switch
+    # leave right behind the last 3 ms frame, in a burst.
+    sw = 50 * MS
+    last_old = None
+    fr = []
+    for q in range(500):
+        s = q * 200 * US
+        a = s + 10 * US
+        if a < sw:
+            r = a + 3 * MS
+            last_old = r
+        else:
+            r = max(a + 1 * MS, last_old + 2 * US * (q - 250 + 1))
+        fr.append((q, s, r))
+    ch = [Change(3 * MS, -math.inf, -math.inf), Change(1 * MS, sw - 50 * US, sw + 50 * US)]
+    v = classify(fr, ch, NOISE)
+    assert not v.early and not v.late, v.summary()
+    assert v.held > 0
+
+
+def test_allowance():
+    assert late_allowance(Noise(0, 0, 0.001), 20_000) == 65
+    assert late_allowance(NOISE, 20_000) == 5
+
+
+def test_noise_from_baseline():
+    base = stream(1000, 0, 100 * US, lambda q, s: 10 * US + (q % 10) * US)
+    n = Noise.from_baseline(base, margin_ns=50 * US)
+    assert n.t_min == 10 * US and n.bound == 19 * US + 50 * US and n.late_rate == 0
+
+
+def test_late_frames_in_a_stall_seen_by_the_reference_are_excused():
+    from lckit import Reference
+    # a2b: 1 ms. The machine stalls from 8.9 ms to 16 ms: frames 40..49,
+    # due in that time, all leave at its end, back to back. The reference
+    # stream saw a late frame then too: excused. Frame 80, late alone: not.
+    stall_end = 16 * MS
+    fr = []
+    for q, s, r in stream(100, 0, 200 * US, lambda q, s: 1 * MS + 10 * US):
+        if 40 <= q < 50:
+            r = stall_end + (q - 40) * 5 * US
+        elif q == 80:
+            r += 5 * MS
+        fr.append((q, s, r))
+    ref = [(0, stall_end - 5 * MS, stall_end + 100 * US), (1, 0, 20 * US)]
+    v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE, held_gap_ns=-1,
+                 reference=Reference(ref, NOISE.bound))
+    assert len(v.stalled) == 10 and [x[0] for x in v.late] == [80] and not v.early

@@ -1,0 +1,288 @@
+"""`linkemu ctl`, `stats`, `capture` and telemetry against a real linkemud
+on bed "lc", and abuse of the control socket while frames flow."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+
+from lckit import BED, CpuWatch, Stream, linkemu, require_quiet
+from linkemu import capture, control, measure, netns
+from linkemu.cpus import tool_cpus
+
+
+def test_ctl_commands(run_link):
+    run_link("delay 1ms", "")
+    cp = linkemu("ctl", "--bed", BED, "set", "a2b", "delay 5ms loss 1%")
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout == "a2b: delay 5ms loss 1%\n"
+    cp = linkemu("ctl", "--bed", BED, "show", "--json")
+    assert json.loads(cp.stdout) == {"a2b": "delay 5ms loss 1%", "b2a": ""}
+    # The daemon names grammar errors; we print its message verbatim, exit 1.
+    cp = linkemu("ctl", "--bed", BED, "set", "a2b", "dealy 5ms")
+    assert cp.returncode == 1
+    assert cp.stderr.startswith("linkemud: set a2b: unknown word 'dealy'"), cp.stderr
+    cp = linkemu("ctl", "--bed", BED, "raw", "sett a2b delay 1ms")
+    assert cp.returncode == 1
+    assert "unknown command 'sett'" in json.loads(cp.stdout)["error"]
+    cp = linkemu("ctl", "--bed", BED, "stats", "--json")
+    st = json.loads(cp.stdout)
+    assert st["directions"]["a2b"]["config"] == "delay 5ms loss 1%" and "time_ns" in st
+    assert linkemu("ctl", "--bed", BED, "reset-stats").returncode == 0
+    cp = linkemu("ctl", "--bed", BED, "set", "a2b")          # no words: no impairment
+    assert cp.stdout == "a2b: (no impairment)\n", cp.stderr
+    cp = linkemu("ctl", "--bed", BED, "help")
+    assert "set" in cp.stdout
+
+
+def test_ctl_without_a_daemon(bed_up):
+    cp = linkemu("ctl", "--bed", BED, "show")
+    assert cp.returncode == 1
+    assert f"no linkemud is running on bed '{BED}'" in cp.stderr, cp.stderr
+
+
+def test_stats_watch_once(run_link, bed_up):
+    run_link("delay 1ms", "delay 1ms")
+    ping = subprocess.Popen(netns.ns_exec_argv(bed_up.ns_src, ["ping", "-n", "-q", "-c", "300",
+                                                               "-i", "0.01", bed_up.addr_dst]),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        cp = linkemu("stats", "--bed", BED, "--once", "--interval", "0.3")
+        assert cp.returncode == 0, cp.stderr
+        out = cp.stdout
+        assert f"linkemu stats  bed {BED}" in out and "\x1b[" not in out
+        rx_line = next(l for l in out.splitlines() if l.startswith("in   frames/s"))
+        assert float(rx_line.split()[2].replace(",", "")) > 0, out      # pings are flowing
+        cp = linkemu("stats", "--bed", BED, "--count", "2", "--interval", "0.2", "--json")
+        rows = [json.loads(l) for l in cp.stdout.splitlines()]
+        assert len(rows) == 2 and rows[1]["directions"]["a2b"]["rx_fps"] > 0
+    finally:
+        ping.wait(30)
+
+
+# --- abuse ---------------------------------------------------------------------------------
+
+class Raw:
+    """A control connection that sends bytes as given."""
+
+    def __init__(self, path, wait_s: float = 0.0):
+        deadline = time.monotonic() + wait_s
+        while True:
+            self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.s.settimeout(5)
+            try:
+                self.s.connect(str(path))
+                break
+            except BlockingIOError:       # the daemon's listen queue is full
+                self.s.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+        self.buf = b""
+
+    def send(self, data: bytes) -> None:
+        self.s.sendall(data, socket.MSG_NOSIGNAL)
+
+    def reply(self) -> dict | None:
+        """The next reply, or None if the daemon closed the connection."""
+        while b"\n" not in self.buf:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.s.close()
+
+
+def test_bad_lines_do_not_disturb_forwarding(run_link, bed_up):
+    link = run_link("delay 1ms", "")
+    path = control.socket_path(BED)
+    cpu = CpuWatch(bed_up).start()
+    stream = Stream(bed_up, count=4 * 2000, rate=2000, port=9310).start()
+    try:
+        time.sleep(0.3)
+        with link.client() as c:
+            r = c.request("dealy 5ms")
+            assert r["ok"] is False and "unknown command 'dealy'" in r["error"]
+            r = c.request("set a2b dealy 5ms")
+            assert r["ok"] is False and "'dealy'" in r["error"]
+            r = c.request("set x2y delay 5ms")
+            assert r["ok"] is False and "unknown direction 'x2y'" in r["error"]
+
+        # An overlong line: an error, the rest of it skipped, the connection usable.
+        raw = Raw(path)
+        raw.send(b"set a2b delay " + b"9" * 6000 + b"ms\nshow\n")
+        assert raw.reply() == {"ok": False, "error": "line longer than 4096 bytes"}
+        assert raw.reply()["a2b"] == "delay 1ms"
+        # Binary junk: refused (or the connection dropped), never applied.
+        raw.send(b"\x00\xff\xfe set a2b delay 9ms \x01\x02\n")
+        r = raw.reply()
+        assert r is None or (r["ok"] is False and "not text" in r["error"]), r
+        raw.close()
+        # Junk without a newline, then gone; half a command, then gone.
+        for junk in (os.urandom(3000).replace(b"\n", b""), b"set a2b delay 50"):
+            raw = Raw(path)
+            raw.send(junk)
+            raw.close()
+        # Many clients at once: the daemon serves some, refuses the rest, and
+        # serves again when they leave.
+        many = []
+        for _ in range(100):
+            try:
+                many.append(Raw(path))
+            except OSError:
+                break                     # its listen queue is full
+        assert len(many) >= 2, f"only {len(many)} control clients at once"
+        replies = []
+        for raw in many:
+            try:
+                raw.send(b"show\n")
+                replies.append(raw.reply())
+            except OSError:
+                replies.append(None)
+        served = [r for r in replies if r and r.get("ok")]
+        refused = [r for r in replies if r and not r.get("ok")]
+        assert served, replies[:5]
+        assert all("too many" in r["error"] for r in refused), refused[:3]
+        for raw in many:
+            raw.close()
+        # The daemon serves again once it has seen them go (until then a new
+        # client may find the queue full, or be told there are too many).
+        deadline = time.monotonic() + 3
+        while True:
+            raw = Raw(path, wait_s=3.0)
+            raw.send(b"show\n")
+            r = raw.reply()
+            raw.close()
+            if r is not None and r["ok"] is True:
+                break
+            assert r is None or "too many" in r["error"], r
+            assert time.monotonic() < deadline, "not served again after the crowd left"
+            time.sleep(0.05)
+        # A client that sends and never reads its replies is dropped, and
+        # does not hold up the others.
+        flood = Raw(path, wait_s=2.0).s
+        flood.setblocking(False)
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            try:
+                flood.send(b"stats\n" * 1000, socket.MSG_NOSIGNAL)
+            except BlockingIOError:
+                time.sleep(0.01)
+            except OSError:
+                break          # dropped by the daemon: fine
+        with control.connect_bed(bed_up, timeout=2.0, wait_s=2.0) as c:
+            assert c.show() == {"a2b": "delay 1ms", "b2a": ""}
+        flood.close()
+        frames = stream.finish()
+    finally:
+        stream.kill()
+        cpu.stop()
+    # Nothing of the abuse reached the link: it stayed at 1 ms throughout,
+    # and every frame linkemud forwarded arrived.
+    owd = [r - s for _q, s, r in frames]
+    assert min(owd) >= 1_000_000, f"a frame left before its 1 ms: {min(owd)} ns"
+    with link.client() as c:
+        assert c.show() == {"a2b": "delay 1ms", "b2a": ""}
+    final = link.stop()
+    a2b = final["directions"]["a2b"]
+    assert a2b["tx"] == len(frames), (a2b, stream.receiver_report)
+    # And none was lost: on a machine where linkemud had its CPU to itself
+    # (elsewhere other daemons' polling can make it drop or miss frames).
+    require_quiet(None, 0, "loss during the abuse", cpu)
+    assert len(frames) == stream.count and a2b["rx"] == stream.count, (a2b, stream.sender_report)
+    assert a2b["dropped_total"] == 0, a2b
+
+
+# --- capture and telemetry ------------------------------------------------------------------
+
+def _ping(bed, count: int, interval: float) -> subprocess.Popen:
+    return subprocess.Popen(netns.ns_exec_argv(bed.ns_src, ["ping", "-n", "-c", str(count), "-i",
+                                                            str(interval), "-W", "2",
+                                                            bed.addr_dst], cpus=tool_cpus()),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _icmp(pc, port: int, direction: str):
+    return [(p, capture.ipv4_info(p.data)) for p in pc.packets
+            if p.interface == port and p.direction == direction]
+
+
+def test_dumpcap_captures_what_the_link_delivers(run_link, bed_up, tmp_path):
+    run_link("delay 1ms", "delay 1ms")
+    ping = _ping(bed_up, 1000, 0.005)
+    try:
+        time.sleep(0.5)
+        out = tmp_path / "a2b-out.pcapng"
+        cp = linkemu("capture", "--bed", BED, "-c", "100", "--dir", "a2b", "--port", "out",
+                     "-w", str(out), "--duration", "20", "--json", timeout=60)
+        assert cp.returncode == 0, cp.stderr
+        res = json.loads(cp.stdout)
+        pc = capture.read_pcapng(out)
+        assert len(pc.packets) == res["packets"] == 100, res
+        # Port 1 (side B) transmitting: the echo requests src -> dst.
+        got = _icmp(pc, 1, "out")
+        assert len(got) == 100, [(p.interface, p.direction) for p in pc.packets[:5]]
+        for p, info in got:
+            assert (info["src"], info["dst"], info["proto"], info["icmp_type"]) == \
+                (bed_up.addr_src, bed_up.addr_dst, 1, 8), info
+        # b2a as it enters linkemud: the echo replies received on port 1.
+        back = tmp_path / "b2a-in.pcapng"
+        cp = linkemu("capture", "--bed", BED, "-c", "50", "--dir", "b2a", "--port", "in",
+                     "-w", str(back), "--duration", "20", timeout=60)
+        assert cp.returncode == 0, cp.stderr
+        got = _icmp(capture.read_pcapng(back), 1, "in")
+        assert len(got) == 50
+        assert all(i["src"] == bed_up.addr_dst and i["icmp_type"] == 0 for _p, i in got)
+        # Both sides of a2b over a window: one dumpcap per port, merged.
+        # Within the ping sequence numbers both captured, every request
+        # entering on port 0 leaves on port 1, and no later than the link's
+        # 1 ms (dumpcap's timestamps come from one clock, the TSC).
+        both = tmp_path / "a2b-both.pcapng"
+        cp = linkemu("capture", "--bed", BED, "--port", "both", "--duration", "1", "-w",
+                     str(both), "--json", timeout=60)
+        assert cp.returncode == 0, cp.stderr
+        window = json.loads(cp.stdout)["duration_s"]
+        pc = capture.read_pcapng(both)
+        seen_in = {i["icmp_seq"]: p.ts_ns for p, i in _icmp(pc, 0, "in")}
+        seen_out = {i["icmp_seq"]: p.ts_ns for p, i in _icmp(pc, 1, "out")}
+        assert len(seen_in) + len(seen_out) == len(pc.packets)
+        lo = max(min(seen_in), min(seen_out))
+        hi = min(max(seen_in), max(seen_out))
+        span = set(range(lo, hi + 1))
+        assert span <= set(seen_in) and span <= set(seen_out), (lo, hi)
+        assert len(span) >= 0.7 * window / 0.005, (len(span), window)
+        delays = [seen_out[q] - seen_in[q] for q in span]
+        assert min(delays) >= 999_000, min(delays)
+    finally:
+        out_text, _ = ping.communicate(timeout=60)
+    # Capturing cost the link nothing.
+    r = measure.parse_ping(out_text)
+    assert r.transmitted == 1000 and r.received == 1000, out_text[-300:]
+
+
+def test_telemetry_serves_the_counters(run_link, bed_up):
+    link = run_link("delay 1ms", "")
+    r = measure.ping(bed_up, count=50, interval=0.01)
+    assert r.received == 50
+    time.sleep(0.05)
+    tel = control.telemetry_path(bed_up.file_prefix)
+    assert "/linkemu/stats" in control.telemetry_query(tel, "/")["/"]
+    st = control.telemetry_query(tel, "/linkemu/stats")["/linkemu/stats"]
+    dirs = st.get("directions", st)
+    with link.client() as c:
+        live = c.stats()
+    for name in ("a2b", "b2a"):
+        d = dirs[name]
+        assert d["rx"] == 50 and d["tx"] == 50, d
+        assert d["rx"] == d["tx"] + d["dropped_total"] + d["in_flight"]
+        assert d["rx"] == live["directions"][name]["rx"]
+        assert d["rx_bytes"] == live["directions"][name]["rx_bytes"] >= 50 * 98
+    assert dirs["a2b"]["config"] == "delay 1ms"
+    assert st["mempool_in_use"] > 0

@@ -315,3 +315,20 @@ def test_loss_check_variance_factor_widens():
     wide = a.loss_check(3158, 100_000, 0.03, 0.99, variance_factor=4.86)
     assert not narrow["pass"] and wide["pass"]
     assert wide["wilson"][0] < narrow["wilson"][0] and wide["measured"] == narrow["measured"]
+
+
+def test_excess_histogram_counts_every_frame_once():
+    """A value exactly on the last bin's right edge lands in that bin (numpy
+    closes it) and must not be counted again as beyond it: this once made a
+    full delay-precision run's results file fail its own validation."""
+    import numpy as np
+    from linkemu.lab.analysis import excess_histogram
+    rng = np.random.default_rng(1)
+    for trial in range(200):
+        x = rng.integers(0, 1000, size=2000)
+        lo, width, counts, above = excess_histogram(x, 50)
+        edge = lo + width * 50
+        x_edge = np.append(x, [int(edge)] * 3)   # frames exactly on the edge
+        lo2, width2, counts2, above2 = excess_histogram(x_edge, 50)
+        assert sum(counts) + above == x.size
+        assert sum(counts2) + above2 == x_edge.size

@@ -459,3 +459,20 @@ def simulate_ge(g: GEParams, n: int, seed: int = 1) -> list[bool]:
 def cwnd_reductions(cwnds: Sequence[float]) -> int:
     """How many times a sampled congestion window went down."""
     return sum(1 for a, b in zip(cwnds, cwnds[1:]) if b < a)
+
+
+def excess_histogram(excess, bins: int):
+    """Histogram of delay excess for plots: `bins` equal bins from the
+    minimum up to about p99.9, and the count of frames beyond them.
+    Returns (lo, width, counts, above); every frame is counted exactly once
+    (numpy's last bin is closed on the right, so `above` is strictly
+    beyond it)."""
+    import numpy as np
+    excess = np.asarray(excess)
+    lo = float(np.floor(excess.min()))
+    hi = float(np.quantile(excess, 0.999))
+    width = max(1.0, math.ceil((hi - lo) / bins))
+    edge = lo + width * bins
+    counts, _ = np.histogram(excess, bins=bins, range=(lo, edge))
+    above = int((excess > edge).sum())
+    return lo, width, [int(c) for c in counts], above

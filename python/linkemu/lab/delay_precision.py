@@ -210,11 +210,7 @@ def one_run(sess: LabSession, rid: str, size: int, rc: str, pps: float, d: int, 
     excess = delays - d
     mid = max(0, delays.size // 2 - SERIES_LEN // 2)
     series = delays[mid:mid + SERIES_LEN]
-    lo = float(np.floor(excess.min()))
-    hi = float(np.quantile(excess, 0.999))
-    width = max(1.0, math.ceil((hi - lo) / HIST_BINS))
-    counts, _ = np.histogram(excess, bins=HIST_BINS, range=(lo, lo + width * HIST_BINS))
-    above = int((excess >= lo + width * HIST_BINS).sum())
+    lo, width, counts, above = analysis.excess_histogram(excess, HIST_BINS)
     a2b = link.a2b
     problems = list(link.problems)
     lost = int(rcv["lost"])

@@ -96,7 +96,7 @@ UNIFORM = (10.0, 10 / math.sqrt(12), 5.0, 15.0)
 
 @pytest.mark.parametrize("grammar,gap", [("slot 10ms", FIXED),
                                          ("slot distribution normal 10ms 2ms", NORMAL)])
-def test_slot_without_budget(bed, run_link, grammar, gap):
+def test_slot_without_budget(bed, run_link, path_owd, grammar, gap):
     # No budget: a slot instant releases every frame ready by then, and the
     # budget never runs out, so the next instant is made by the next frame
     # to arrive, which finds the instant passed: a fresh slot one gap after
@@ -116,11 +116,19 @@ def test_slot_without_budget(bed, run_link, grammar, gap):
     print(f"{grammar}: {len(bursts)} bursts of mean {mean(sizes):.1f} frames; first frames "
           f"waited mean {mean(waits):.3f} ms, min {min(waits):.3f}, max {max(waits):.3f}")
     assert len(bursts) <= n / 5, f"{len(bursts)} bursts for {n} frames: not bunched"
-    # The wait is the gap plus the path (tens of us) plus the burst's own
-    # lateness: 0.1 ms + the max emulation error around the support, and
-    # for the mean 4 sd/sqrt(m) + the mean error + 0.1 ms.
-    slack = 0.1 + err["max"] / 1e6
-    assert g_min - 0.01 <= min(waits) and max(waits) <= g_max + slack, (min(waits), max(waits))
+    # The wait is the gap plus the path plus the burst's own lateness. No
+    # first frame may wait less than the gap. Above, the path is the host's:
+    # a stall of the sender between its timestamp and its send (gaps of
+    # ms occur on these VMs) lands on a frame the emulator sent on time.
+    # Against the path's own p99 (measured on this bed, unimpaired) each
+    # first frame exceeds gap + p99 + the emulator's max lateness with
+    # probability <= 0.01, so over m bursts the count above is
+    # Binomial(m, 0.01): for m <= 60, P(count >= 3) < 0.02 and for m = 28,
+    # 3e-3. Allow 2. The mean: 4 sd/sqrt(m) + the mean error + 0.1 ms.
+    slack = path_owd["p99"] + err["max"] / 1e6 + 0.01
+    above = [w for w in waits if w > g_max + slack]
+    assert g_min - 0.01 <= min(waits), min(waits)
+    assert len(above) <= 2 and len(waits) <= 60, (len(waits), above, slack)
     m = len(waits)
     tol = 4 * g_sd / math.sqrt(m) + err["mean"] / 1e6 + 0.1
     assert abs(mean(waits) - g_mean) <= tol, f"mean wait {mean(waits):.3f}, want {g_mean} +- {tol:.3f}"

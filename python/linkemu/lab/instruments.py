@@ -57,7 +57,14 @@ class ProbeSpec:
     run_id: int = 1
     port: int = 9000
     batch: int = 64
-    spin_us: int = 50                 # sender: busy-wait only this long before a frame is due
+    # Sender: busy-wait only this long before a frame is due (0: always).
+    # Always, because a sender that sleeps leaves its CPU, which also runs
+    # the receiver, idle at a random phase when a delayed frame arrives:
+    # frames through delay D then pay a wake-up that frames through delay
+    # 0 (arriving right after their own send) do not. That systematic
+    # (~2 us at 10 kpps) is no emulator error but the noise floor (a busy
+    # loop) cannot see it, and it failed the reproduction-error bound.
+    spin_us: int = 0
     samples: Path | None = None       # where the receiver writes raw samples
     idle_s: float = 1.0               # receiver: silence after the last frame
     start_timeout_s: float = 10.0     # receiver: wait for the first frame

@@ -18,6 +18,7 @@
  *                 (normal_k + 3 pareto_k) / 4 of the two tables above.
  *   uniform:      uniform on [-sqrt 3, sqrt 3] (mean 0, sd 1). */
 #include "dist_table.h"
+#include "textfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -204,33 +205,15 @@ fail:
 
 int le_dist_load(const char *path, struct le_dist_table *t, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	/* A table file is small (at most 16384 numbers): cap it at 16 MiB. */
 	char *text;
-	long size;
+	size_t size;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (f == NULL) {
-		set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	if (le_read_text_file(path, 16L << 20, "16 MiB", &text, &size, err, errlen) < 0)
 		return -1;
-	}
-	/* A table file is small (at most 16384 numbers); refuse anything
-	 * absurd before reading it into memory. */
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || size > (16L << 20) ||
-	    fseek(f, 0, SEEK_SET) != 0) {
-		fclose(f);
-		set_err(err, errlen, "%s: not a readable file of at most 16 MiB", path);
-		return -1;
-	}
-	text = malloc((size_t)size + 1);
-	if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size) {
-		free(text);
-		fclose(f);
-		set_err(err, errlen, "%s: read error", path);
-		return -1;
-	}
-	fclose(f);
-	rc = le_dist_parse(text, (size_t)size, path, t, err, errlen);
+	rc = le_dist_parse(text, size, path, t, err, errlen);
 	free(text);
 	return rc;
 }

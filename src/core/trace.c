@@ -1,5 +1,6 @@
 /* Mahimahi traces: loading and walking; see trace.h. */
 #include "trace.h"
+#include "textfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -109,31 +110,14 @@ fail:
 
 int le_trace_load(const char *path, int us, struct le_trace *t, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
 	char *text;
-	long size;
+	size_t size;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (f == NULL) {
-		set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	if (le_read_text_file(path, 1L << 30, "1 GiB", &text, &size, err, errlen) < 0)
 		return -1;
-	}
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || size > (1L << 30) ||
-	    fseek(f, 0, SEEK_SET) != 0) {
-		fclose(f);
-		set_err(err, errlen, "%s: not a readable file of at most 1 GiB", path);
-		return -1;
-	}
-	text = malloc((size_t)size + 1);
-	if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size) {
-		free(text);
-		fclose(f);
-		set_err(err, errlen, "%s: read error", path);
-		return -1;
-	}
-	fclose(f);
-	rc = le_trace_parse(text, (size_t)size, path, us, t, err, errlen);
+	rc = le_trace_parse(text, size, path, us, t, err, errlen);
 	free(text);
 	return rc;
 }

@@ -1,0 +1,15 @@
+/* Reading a whole text file (traces, .dist tables) for a parser, with a
+ * size cap so an absurd file is refused before it is read into memory. */
+#ifndef LE_TEXTFILE_H
+#define LE_TEXTFILE_H
+
+#include <stddef.h>
+
+/* On success *text (malloc'd, NUL-terminated, caller frees) holds the file
+ * and *size its length. -1 with "PATH: ..." in err when it cannot be opened,
+ * is larger than max_bytes (the message says "at most LIMIT_TEXT"), or
+ * cannot be read. */
+int le_read_text_file(const char *path, long max_bytes, const char *limit_text, char **text, size_t *size,
+		      char *err, size_t errlen);
+
+#endif

@@ -77,27 +77,28 @@ def _wait_listening(ns: str, port: int, proto: str, timeout: float, proc) -> Non
     raise LinkemuError(f"server in {ns} not listening on {proto} port {port} after {timeout} s")
 
 
-def iperf3(bed: Bed, seconds: int = 5, udp: bool = False, bitrate: str = "50M",
-           port: int = 5201) -> dict:
-    """iperf3 client in src, one-off server in dst; returns the client's -J
-    output (a dict). Raises if iperf3 reports an error."""
-    server = subprocess.Popen(netns.ns_exec_argv(bed.ns_dst, cpus=tool_cpus(), cmd=["iperf3", "-s", "-1", "-p",
-                                                              str(port), "-B", bed.addr_dst]),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def iperf3_run(bed: Bed, client_args: list[str], seconds: float, port: int,
+               server_cpus: str | None, client_cpus: str | None, label: str = "iperf3") -> dict:
+    """One iperf3 measurement src -> dst: a one-off server in dst, the client
+    in src with `client_args` after `-c ADDR -p PORT -J`; returns the
+    client's -J output. The server is always stopped. Raises, prefixed with
+    `label`, if iperf3 prints no JSON or reports an error."""
+    server = subprocess.Popen(
+        netns.ns_exec_argv(bed.ns_dst, ["iperf3", "-s", "-1", "-p", str(port), "-B", bed.addr_dst],
+                           cpus=server_cpus),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         # iperf3 listens on TCP for its control connection in both modes.
         _wait_listening(bed.ns_dst, port, "tcp", 10.0, server)
-        cmd = ["iperf3", "-c", bed.addr_dst, "-p", str(port), "-t", str(seconds), "-J"]
-        if udp:
-            cmd += ["-u", "-b", bitrate]
-        cp = netns.ns_run(bed.ns_src, cmd, cpus=tool_cpus(), check=False, timeout=seconds + 60)
+        cmd = ["iperf3", "-c", bed.addr_dst, "-p", str(port), "-J", *client_args]
+        cp = netns.ns_run(bed.ns_src, cmd, cpus=client_cpus, check=False, timeout=seconds + 60)
         try:
             out = json.loads(cp.stdout)
         except json.JSONDecodeError as e:
-            raise LinkemuError(f"iperf3 printed no JSON ({cp.returncode}): "
+            raise LinkemuError(f"{label} printed no JSON ({cp.returncode}): "
                                f"{(cp.stderr or cp.stdout).strip()[:500]}") from e
         if out.get("error"):
-            raise LinkemuError(f"iperf3: {out['error']}")
+            raise LinkemuError(f"{label}: {out['error']}")
         return out
     finally:
         if server.poll() is None:
@@ -109,6 +110,14 @@ def iperf3(bed: Bed, seconds: int = 5, udp: bool = False, bitrate: str = "50M",
                 server.wait()
         if server.stderr:
             server.stderr.close()
+
+
+def iperf3(bed: Bed, seconds: int = 5, udp: bool = False, bitrate: str = "50M",
+           port: int = 5201) -> dict:
+    """iperf3 client in src, one-off server in dst; returns the client's -J
+    output (a dict). Raises if iperf3 reports an error."""
+    args = ["-t", str(seconds)] + (["-u", "-b", bitrate] if udp else [])
+    return iperf3_run(bed, args, seconds, port, tool_cpus(), tool_cpus())
 
 
 def iperf3_tcp_summary(out: dict) -> dict:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu import netns
+from linkemu import measure, netns
 from linkemu.cpus import default_lcores, tool_cpus
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.lab.tools import require_tool
@@ -171,18 +171,6 @@ def available_ccs() -> list[str]:
         return []
 
 
-def _wait_listening(ns: str, port: int, timeout: float, proc) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise LinkemuError(f"iperf3 server in {ns} exited early: {proc.stderr.read().strip()}")
-        cp = netns.ns_run(ns, ["ss", "-ltnH", f"sport = :{port}"], check=False)
-        if cp.stdout.strip():
-            return
-        time.sleep(0.05)
-    raise LinkemuError(f"iperf3 server in {ns} not listening on port {port} after {timeout} s")
-
-
 def iperf3_tcp(bed: Bed, seconds: float, cc: str, interval: float = 0.1,
                port: int = 5211) -> dict:
     """iperf3 TCP src -> dst with congestion control `cc`, reporting every
@@ -190,33 +178,9 @@ def iperf3_tcp(bed: Bed, seconds: float, cc: str, interval: float = 0.1,
     if shutil.which("iperf3") is None:
         raise LinkemuError("iperf3 not found: install it (apt-get install iperf3)")
     snd_cpus, rcv_cpus = _pinning()
-    server = subprocess.Popen(
-        netns.ns_exec_argv(bed.ns_dst, ["iperf3", "-s", "-1", "-p", str(port), "-B", bed.addr_dst],
-                           cpus=rcv_cpus),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_listening(bed.ns_dst, port, 10.0, server)
-        cmd = ["iperf3", "-c", bed.addr_dst, "-p", str(port), "-t", f"{seconds:g}", "-J",
-               "-C", cc, "-i", f"{interval:g}"]
-        cp = netns.ns_run(bed.ns_src, cmd, cpus=snd_cpus, check=False, timeout=seconds + 60)
-        try:
-            out = json.loads(cp.stdout)
-        except json.JSONDecodeError as e:
-            raise LinkemuError(f"iperf3 printed no JSON ({cp.returncode}): "
-                               f"{(cp.stderr or cp.stdout).strip()[:500]}") from e
-        if out.get("error"):
-            raise LinkemuError(f"iperf3 ({cc}): {out['error']}")
-        return out
-    finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(5)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        if server.stderr:
-            server.stderr.close()
+    args = ["-t", f"{seconds:g}", "-C", cc, "-i", f"{interval:g}"]
+    return measure.iperf3_run(bed, args, seconds, port, server_cpus=rcv_cpus, client_cpus=snd_cpus,
+                              label=f"iperf3 ({cc})")
 
 
 def tcp_series(out: dict) -> dict:

@@ -221,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     from linkemu.report.cli import register as report_register
     lab_register(sub)       # lab EXPERIMENT (delay-precision, loss-accuracy, noise, rate-search)
     report_register(sub)    # report FILE... -o OUT.html
+    from linkemu.cc import register_cli as cc_register
+    cc_register(sub)        # cc list|load|unload|stats
     return ap
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from linkemu.errors import LinkemuError
 
-TOOLS = ("owdprobe", "noisefloor")
+TOOLS = ("owdprobe", "noisefloor", "ttcp")
 
 
 def repo_root() -> Path:

@@ -1,0 +1,397 @@
+"""lfp: the long-fat-pipe study (REFERENCES.md §D) on the test bed.
+
+One TCP stream (ttcp, 4 KB writes) through the Tokyo-Kyoto profile
+(profiles/lfp-tokyo-kyoto-ds3.toml: 6 ms each way, DS3 44.736 Mbit/s, a
+router queue of 90 frames) for windows from 8 KB to 520 KB, with
+
+- the 1992-era sender: Reno with SACK, D-SACK, RACK and tail-loss probes off
+  (the sender namespace's own sysctls), as in the study;
+- today's senders: CUBIC and BBR with the kernel's defaults (SACK, RACK);
+- the study's own congestion avoidance as BPF (lfp_fixed: x = 2, y = 8;
+  lfp_adapt: x, y steered by the stall share S), on the 1992 stack, so the
+  comparison with reno-1992 isolates the algorithm.
+
+ttcp runs with Nagle off on the sender and delayed ACKs off on the
+receiver, so that the window alone limits a window-limited sender: with
+Nagle, the part of a window that is not a whole segment waits for the ACK
+of the rest, and a delayed ACK of an odd last segment adds up to an RTT
+(the study's "below 16 KB worse than theory" has this shape).
+
+Per window several runs; the median and the spread. The theory line is
+min(8W/RTT, payload rate) with RTT the smallest RTT the runs measured and
+the payload rate the bottleneck's rate x MSS / (MSS + 66 B of Ethernet, IP
+and TCP headers). Knee: the smallest window whose median reaches 90 % of
+the payload rate. Collapse: the smallest window above the knee whose
+median falls below 80 % of it.
+
+The syndrome's anatomy: the sender's TCP_INFO every 2 ms for the worst
+run of the 1992 sender (highest share of theory lost): highest sequence
+sent and cumulative ACK over time, unacknowledged bytes and RTT.
+
+Table 2: a 4 KB window over 155 Mbit/s at RTT 9.6, 28.6 and 133 ms.
+
+Checks (what physics fixes, also in --quick): in region 1 (8W/RTT <= 80 %
+of the payload rate) the median is within 10 % of 8W/RTT; on the plateau
+(8W/RTT >= 120 % of the payload rate and W below 90 % of pipe + queue, so
+no loss is due) within 10 % of the payload rate; the BPF algorithms load
+where the kernel allows and carry traffic.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linkemu import cc as bpfcc
+from linkemu import netns, profiles
+from linkemu.errors import LinkemuError, UsageError
+from linkemu.instruments import ttcp
+from linkemu.lab import published, results
+from linkemu.lab.session import LabSession, Progress
+
+KB = 1024
+PROFILE = "lfp-tokyo-kyoto-ds3"
+FULL_WINDOWS_KB = (8, 12, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208,
+                   224, 256, 320, 400, 520)
+QUICK_WINDOWS_KB = (32, 48, 160)
+HEADER_BYTES = 66          # Ethernet 14 + IPv4 20 + TCP 20 + timestamp option 12
+FRAME_BYTES = 1514         # a full-size frame as the rate and the queue count it
+REGION1_SHARE = 0.8
+PLATEAU_SHARE = 1.2
+NO_LOSS_SHARE = 0.9
+KNEE_SHARE = 0.9
+COLLAPSE_SHARE = 0.8
+TOLERANCE = 0.10
+ANATOMY_SAMPLE_MS = 2.0
+ANATOMY_MAX_POINTS = 4000
+
+# namespace sysctls of the sender (net.ipv4.tcp_* are per network namespace)
+STACKS = {
+    "1992": {"net.ipv4.tcp_sack": "0", "net.ipv4.tcp_dsack": "0",
+             "net.ipv4.tcp_recovery": "0", "net.ipv4.tcp_early_retrans": "0"},
+    "today": {"net.ipv4.tcp_sack": "1", "net.ipv4.tcp_dsack": "1",
+              "net.ipv4.tcp_recovery": "1", "net.ipv4.tcp_early_retrans": "3"},
+}
+SENDERS = {"reno-1992": ("reno", "1992"), "cubic": ("cubic", "today"),
+           "bbr": ("bbr", "today"), "lfp_fixed": ("lfp_fixed", "1992"),
+           "lfp_adapt": ("lfp_adapt", "1992")}
+TABLE2_LINK = "delay {half}us rate 155mbit limit 2000"
+
+
+@dataclass
+class LfpOptions:
+    quick: bool = False
+    windows_kb: tuple = FULL_WINDOWS_KB
+    senders: tuple = tuple(SENDERS)
+    runs: int = 3
+    seconds: float = 8.0
+    table2: bool = True
+    table2_seconds: float = 6.0
+    profile: str = PROFILE
+    bed: str = "lab"
+    pmd: str | None = None
+    seed: int = 1
+    quiet: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def quick_defaults(cls, **kw) -> "LfpOptions":
+        base = dict(quick=True, windows_kb=QUICK_WINDOWS_KB,
+                    senders=("reno-1992", "lfp_fixed", "lfp_adapt"), runs=1, seconds=3.0,
+                    table2_seconds=3.0)
+        base.update(kw)
+        return cls(**base)
+
+    def validate(self) -> None:
+        if not self.windows_kb or any(not 4 <= w <= 1024 * 1024 for w in self.windows_kb):
+            raise UsageError("--windows: KB values 4 .. 1048576")
+        bad = [s for s in self.senders if s not in SENDERS]
+        if bad:
+            raise UsageError(f"--senders: unknown {', '.join(bad)} (known: {', '.join(SENDERS)})")
+        if not 1 <= self.runs <= 50:
+            raise UsageError("--runs must be 1 .. 50")
+        if not 0.5 <= self.seconds <= 600 or not 0.5 <= self.table2_seconds <= 600:
+            raise UsageError("--seconds must be 0.5 .. 600")
+
+
+# --- the link's physics ------------------------------------------------------
+
+_RATE_RE = re.compile(r"\brate\s+([0-9.]+)\s*(bit|kbit|mbit|gbit)\b", re.I)
+_DELAY_RE = re.compile(r"\bdelay\s+([0-9.]+)\s*(us|ms|s)\b", re.I)
+_LIMIT_RE = re.compile(r"\blimit\s+([0-9]+)\b")
+_RATE_MUL = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+_TIME_MUL = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def link_physics(a2b: str, b2a: str) -> dict:
+    """Bottleneck rate, base RTT and queue of a profile's links (the last
+    rate/limit word of a2b, the delays of both directions)."""
+    rates = _RATE_RE.findall(a2b)
+    delays = [_DELAY_RE.findall(x) for x in (a2b, b2a)]
+    limits = _LIMIT_RE.findall(a2b)
+    if not rates or not all(delays):
+        raise LinkemuError(f"the lfp profile needs a rate and a delay each way: {a2b!r} / {b2a!r}")
+    rate = float(rates[-1][0]) * _RATE_MUL[rates[-1][1].lower()]
+    rtt = sum(float(v) * _TIME_MUL[u.lower()] for d in delays for v, u in d)
+    queue = int(limits[-1]) * FRAME_BYTES if limits else None
+    return {"rate_bps": rate, "base_rtt_s": rtt, "queue_bytes": queue}
+
+
+def payload_bps(rate_bps: float, mss: int) -> float:
+    return rate_bps * mss / (mss + HEADER_BYTES)
+
+
+def theory_mbps(window: int, rtt_s: float, payload: float) -> float:
+    return min(8 * window / rtt_s, payload) / 1e6
+
+
+# --- analysis (pure) ---------------------------------------------------------
+
+def summarize_sender(runs: list[dict], rtt_s: float, payload: float) -> dict:
+    """Points (median, spread) per window, knee and collapse."""
+    points = []
+    for w in sorted({r["window"] for r in runs}):
+        rs = [r for r in runs if r["window"] == w]
+        m = [r["mbps"] for r in rs]
+        points.append({"window": w, "n": len(rs), "mbps_median": statistics.median(m),
+                       "mbps_min": min(m), "mbps_max": max(m),
+                       "theory_mbps": theory_mbps(w, rtt_s, payload),
+                       "retrans_median": statistics.median(r["total_retrans"] for r in rs),
+                       "snd_wnd_max": max(r["snd_wnd_max"] for r in rs)})
+    pay = payload / 1e6
+    knee = next((p["window"] for p in points if p["mbps_median"] >= KNEE_SHARE * pay), None)
+    collapse = None
+    if knee is not None:
+        collapse = next((p["window"] for p in points
+                         if p["window"] > knee and p["mbps_median"] < COLLAPSE_SHARE * pay), None)
+    after = [p["mbps_median"] for p in points if collapse is not None and p["window"] >= collapse]
+    return {"points": points, "knee_window": knee, "collapse_window": collapse,
+            "collapse_mbps": statistics.median(after) if after else None,
+            "plateau_mbps": max((p["mbps_median"] for p in points), default=None)}
+
+
+def physics_checks(runs: list[dict], rtt_s: float, payload: float,
+                   queue_bytes: int | None, base_rtt_s: float) -> list[dict]:
+    """Region-1 and plateau checks on every sender's medians."""
+    out = []
+    pipe = payload / 8 * base_rtt_s + (queue_bytes or 0)
+    keys = sorted({(r["sender"], r["window"]) for r in runs})
+    for sender, w in keys:
+        m = statistics.median(r["mbps"] for r in runs if r["sender"] == sender
+                              and r["window"] == w)
+        wire = 8 * w / rtt_s
+        if wire <= REGION1_SHARE * payload:
+            expect, region = wire / 1e6, "region 1: 8W/RTT"
+        elif wire >= PLATEAU_SHARE * payload and w <= NO_LOSS_SHARE * pipe:
+            expect, region = payload / 1e6, "plateau: payload rate"
+        else:
+            continue
+        err = m / expect - 1
+        out.append({"sender": sender, "window": w, "region": region, "expected_mbps": expect,
+                    "measured_mbps": m, "error": err, "ok": abs(err) <= TOLERANCE})
+    return out
+
+
+def anatomy(cols: dict, run: dict) -> dict:
+    """The syndrome's anatomy from TCP_INFO samples (Fig. 4)."""
+    n = len(cols["t_us"])
+    step = max(1, n // ANATOMY_MAX_POINTS)
+    idx = range(0, n, step)
+    t = [cols["t_us"][i] / 1e6 for i in idx]
+    seq = [cols["bytes_sent"][i] - cols["bytes_retrans"][i] for i in idx]
+    ack = [cols["bytes_acked"][i] for i in idx]
+    # longest time in which nothing new was sent (full resolution)
+    sent = [a - b for a, b in zip(cols["bytes_sent"], cols["bytes_retrans"])]
+    longest, start, t_stall = 0.0, 0, None
+    for i in range(1, n):
+        if sent[i] != sent[start]:
+            gap = (cols["t_us"][i - 1] - cols["t_us"][start]) / 1e6
+            if gap > longest:
+                longest, t_stall = gap, cols["t_us"][start] / 1e6
+            start = i
+    peak = max(range(n), key=lambda i: cols["in_flight_bytes"][i]) if n else 0
+    t_peak = cols["t_us"][peak] / 1e6 if n else 0
+    slope = (lambda v: 8 * v[peak] / t_peak / 1e6 if t_peak > 0 else None)
+    return {"sender": run["sender"], "window": run["window"], "run_id": run["id"],
+            "mbps": run["mbps"], "t_s": t, "seq_bytes": seq, "ack_bytes": ack,
+            "unacked_bytes": [max(cols["in_flight_bytes"][i], 0) for i in idx],
+            "rtt_ms": [cols["rtt_us"][i] / 1e3 for i in idx],
+            "cwnd_bytes": [cols["cwnd"][i] * cols["mss"][i] for i in idx],
+            "longest_silence_s": longest, "silence_starts_s": t_stall,
+            "max_unacked_bytes": max(cols["in_flight_bytes"], default=0),
+            "max_rtt_ms": max(cols["rtt_us"], default=0) / 1e3,
+            "seq_slope_mbps": slope(sent), "ack_slope_mbps": slope(cols["bytes_acked"]),
+            "t_peak_s": t_peak}
+
+
+# --- the experiment ----------------------------------------------------------
+
+def _set_stack(ns: str, stack: str) -> None:
+    for k, v in STACKS[stack].items():
+        netns.ns_sysctl(ns, k, v)
+
+
+def _load_bpf(senders: tuple, prog: Progress) -> dict:
+    """{name: {"loaded": bool, "why": str|None}} for our BPF senders."""
+    out = {}
+    ours = [s for s in senders if s in bpfcc.ALGORITHMS]
+    if not ours:
+        return out
+    why = bpfcc.unsupported()
+    for s in ours:
+        if why:
+            out[s] = {"loaded": False, "why": why}
+            continue
+        try:
+            bpfcc.load([s])
+            out[s] = {"loaded": True, "why": None}
+        except LinkemuError as e:
+            out[s] = {"loaded": False, "why": str(e)}
+    for s, v in out.items():
+        if not v["loaded"]:
+            prog.note(f"{s} not used: {v['why']}")
+    return out
+
+
+def _one(sess, sender: str, window: int, o: LfpOptions, rid: int, tmp: Path) -> dict:
+    cc_name, stack = SENDERS[sender]
+    samples = tmp / f"{rid}.csv"
+    before = bpfcc.stats(cc_name) if cc_name in bpfcc.ALGORITHMS else None
+    out = ttcp.run(sess.bed, ttcp.TtcpSpec(window=window, cc=cc_name, seconds=o.seconds,
+                                           samples=samples, sample_ms=ANATOMY_SAMPLE_MS,
+                                           nodelay=True, quickack=True))
+    s = out["sender"]
+    run = {"id": rid, "sender": sender, "cc": s["cc"], "stack": stack, "window": window,
+           "mbps": s["mbps"], "bytes": s["bytes"], "real_s": s["real_s"], "cpu_s": s["cpu_s"],
+           "calls_per_s": s["calls_per_s"], "mss": s["mss"], "min_rtt_us": s["min_rtt_us"],
+           "total_retrans": s["total_retrans"], "snd_wnd_max": s["snd_wnd_max"],
+           "received_bytes": out["receiver"]["bytes"], "problems": []}
+    if out["receiver"]["bytes"] != s["bytes"]:
+        run["problems"].append(f"receiver read {out['receiver']['bytes']} B, sender wrote "
+                               f"{s['bytes']} B")
+    if before is not None:
+        run["bpf"] = bpfcc.stats_delta(before, bpfcc.stats(cc_name))
+    run["_samples"] = str(samples)
+    return run
+
+
+def _table2(sess, o: LfpOptions, prog: Progress) -> list[dict]:
+    rows = []
+    _set_stack(sess.bed.ns_src, "today")
+    for km, rtt_ms, pub in published.LFP_TABLE2:
+        prog.step(f"Table 2: 4 KB window, 155 Mbit/s, RTT {rtt_ms} ms")
+        link = TABLE2_LINK.format(half=round(rtt_ms * 1000 / 2))
+        with sess.link(link, link) as lk:
+            out = ttcp.run(sess.bed, ttcp.TtcpSpec(window=published.LFP_TABLE2_WINDOW,
+                                                   seconds=o.table2_seconds,
+                                                   nodelay=True, quickack=True))
+        s = out["sender"]
+        rate = published.LFP_TABLE2_RATE_BPS
+        rows.append({"distance_km": km, "rtt_ms": rtt_ms, "published_mbps": pub,
+                     "theory_mbps": 8 * published.LFP_TABLE2_WINDOW / (rtt_ms / 1e3) / 1e6,
+                     "measured_mbps": s["mbps"], "min_rtt_us": s["min_rtt_us"],
+                     "snd_wnd_max": s["snd_wnd_max"],
+                     "fill_window_bytes": rate / 8 * rtt_ms / 1e3,
+                     "problems": list(lk.problems)})
+    return rows
+
+
+def run(o: LfpOptions, path: Path) -> dict:
+    o.validate()
+    prof = profiles.find(o.profile)
+    phys = link_physics(prof.a2b, prof.b2a)
+    windows = [w * KB for w in o.windows_kb]
+    config = {"profile": prof.name, "a2b": prof.a2b, "b2a": prof.b2a, "windows": windows,
+              "senders": list(o.senders), "runs": o.runs, "seconds": o.seconds,
+              "write_len": 4096, "window_mode": "clamp", "nodelay": True, "quickack": True,
+              "table2": o.table2,
+              "table2_seconds": o.table2_seconds, "stacks": STACKS,
+              "tolerance": TOLERANCE, **phys}
+    res = results.new("lfp", o.quick, o.seed, config)
+    n = len(o.senders) * len(windows) * o.runs
+    planned = [o.seconds + 1.5] * n + ([o.table2_seconds + 5] * 3 if o.table2 else [])
+    prog = Progress(planned, quiet=o.quiet)
+    runs: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="linkemu-lfp-") as tmpd, \
+            LabSession(o.bed, o.pmd, o.seed) as sess:
+        tmp = Path(tmpd)
+        bpf = _load_bpf(o.senders, prog)
+        res["bpf"] = [{"name": k, **v} for k, v in bpf.items()]
+        with sess.link(prof.a2b, prof.b2a) as link:
+            for sender in o.senders:
+                if sender in bpf and not bpf[sender]["loaded"]:
+                    continue
+                _set_stack(sess.bed.ns_src, SENDERS[sender][1])
+                for w in windows:
+                    for k in range(o.runs):
+                        prog.step(f"{sender}, window {w // KB} KB, run {k + 1}/{o.runs}")
+                        runs.append(_one(sess, sender, w, o, len(runs), tmp))
+        res["link_final"] = {"problems": link.problems}
+        res["metadata"]["pmd"] = sess.pmd
+        if o.table2:
+            res["table2"] = _table2(sess, o, prog)
+        # summary, while the samples still exist
+        mss = statistics.median(r["mss"] for r in runs) if runs else 1448
+        rtt_s = min(r["min_rtt_us"] for r in runs) / 1e6 if runs else phys["base_rtt_s"]
+        payload = payload_bps(phys["rate_bps"], int(mss))
+        per = {s: summarize_sender([r for r in runs if r["sender"] == s], rtt_s, payload)
+               for s in o.senders if any(r["sender"] == s for r in runs)}
+        checks = physics_checks(runs, rtt_s, payload, phys["queue_bytes"], phys["base_rtt_s"])
+        for b in res["bpf"]:
+            carried = [r for r in runs if r["sender"] == b["name"] and r["bytes"] > 0
+                       and r["cc"] == b["name"]]
+            checks.append({"sender": b["name"], "window": None, "region": "BPF loads and "
+                           "carries traffic", "expected_mbps": None,
+                           "measured_mbps": (statistics.median(r["mbps"] for r in carried)
+                                             if carried else None),
+                           "error": None, "ok": bool(carried) if b["loaded"] else None,
+                           "why": b["why"]})
+        res["summary"] = {"rtt_s": rtt_s, "payload_mbps": payload / 1e6, "mss": int(mss),
+                          "senders": per, "checks": checks,
+                          "published": {"knee_kb": published.LFP_KNEE_KB,
+                                        "collapse_kb": published.LFP_COLLAPSE_KB,
+                                        "collapse_mbps": published.LFP_COLLAPSE_MBPS,
+                                        "rtt_ms": published.LFP_RTT_MS,
+                                        "fig4": published.LFP_FIG4,
+                                        "source": published.LFP_SOURCE}}
+        worst = _worst(runs, rtt_s, payload)
+        if worst is not None:
+            res["anatomy"] = anatomy(ttcp.read_samples(Path(worst["_samples"])), worst)
+    for r in runs:
+        r.pop("_samples", None)
+    res["runs"] = runs
+    res["notes"] += _notes(res)
+    res["metadata"]["elapsed_s"] = prog.elapsed()
+    results.write(res, path)
+    return res
+
+
+def _worst(runs: list[dict], rtt_s: float, payload: float) -> dict | None:
+    """The run of the 1992 sender (else any) that lost most against theory."""
+    pool = [r for r in runs if r["sender"] == "reno-1992"] or runs
+    if not pool:
+        return None
+    return min(pool, key=lambda r: r["mbps"] / theory_mbps(r["window"], rtt_s, payload))
+
+
+def _notes(res: dict) -> list[str]:
+    notes = []
+    bad = [c for c in res["summary"].get("checks", []) if c["ok"] is False]
+    for c in bad:
+        if c["expected_mbps"] is None:
+            notes.append(f"check failed: {c['sender']}: {c['region']}")
+        else:
+            notes.append(f"check failed: {c['sender']} at {c['window'] // KB} KB "
+                         f"({c['region']}): {c['measured_mbps']:.2f} Mbit/s vs "
+                         f"{c['expected_mbps']:.2f} expected ({c['error'] * 100:+.1f} %)")
+    for b in res.get("bpf", []):
+        if not b["loaded"]:
+            notes.append(f"{b['name']} skipped: {b['why']}")
+    return notes
+
+
+def failed_checks(res: dict) -> list[str]:
+    return [n for n in res.get("notes", []) if n.startswith("check failed")]

@@ -32,8 +32,8 @@ Table 2: a 4 KB window over 155 Mbit/s at RTT 9.6, 28.6 and 133 ms.
 
 Checks (what physics fixes, also in --quick): in region 1 (8W/RTT <= 80 %
 of the payload rate) the median is within 10 % of 8W/RTT; on the plateau
-(8W/RTT >= 120 % of the payload rate and W below 90 % of pipe + queue, so
-no loss is due) within 10 % of the payload rate; the BPF algorithms load
+(8W/RTT >= 120 % of the payload rate and W below 90 % of what the
+link holds, `limit` x MSS, so no loss is due) within 10 % of the payload rate; the BPF algorithms load
 where the kernel allows and carry traffic.
 """
 
@@ -56,7 +56,7 @@ KB = 1024
 PROFILE = "lfp-tokyo-kyoto-ds3"
 FULL_WINDOWS_KB = (8, 12, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208,
                    224, 256, 320, 400, 520)
-QUICK_WINDOWS_KB = (32, 48, 160)
+QUICK_WINDOWS_KB = (32, 48, 96)
 HEADER_BYTES = 66          # Ethernet 14 + IPv4 20 + TCP 20 + timestamp option 12
 FRAME_BYTES = 1514         # a full-size frame as the rate and the queue count it
 REGION1_SHARE = 0.8
@@ -136,8 +136,9 @@ def link_physics(a2b: str, b2a: str) -> dict:
         raise LinkemuError(f"the lfp profile needs a rate and a delay each way: {a2b!r} / {b2a!r}")
     rate = float(rates[-1][0]) * _RATE_MUL[rates[-1][1].lower()]
     rtt = sum(float(v) * _TIME_MUL[u.lower()] for d in delays for v, u in d)
-    queue = int(limits[-1]) * FRAME_BYTES if limits else None
-    return {"rate_bps": rate, "base_rtt_s": rtt, "queue_bytes": queue}
+    # `limit` counts every frame the link holds, in the delay line too
+    return {"rate_bps": rate, "base_rtt_s": rtt,
+            "limit_frames": int(limits[-1]) if limits else None}
 
 
 def payload_bps(rate_bps: float, mss: int) -> float:
@@ -174,10 +175,11 @@ def summarize_sender(runs: list[dict], rtt_s: float, payload: float) -> dict:
 
 
 def physics_checks(runs: list[dict], rtt_s: float, payload: float,
-                   queue_bytes: int | None, base_rtt_s: float) -> list[dict]:
-    """Region-1 and plateau checks on every sender's medians."""
+                   limit_frames: int | None, mss: int) -> list[dict]:
+    """Region-1 and plateau checks on every sender's medians. Without a
+    `limit` nothing is dropped, so every window above the BDP is plateau."""
     out = []
-    pipe = payload / 8 * base_rtt_s + (queue_bytes or 0)
+    pipe = limit_frames * mss if limit_frames else float("inf")
     keys = sorted({(r["sender"], r["window"]) for r in runs})
     for sender, w in keys:
         m = statistics.median(r["mbps"] for r in runs if r["sender"] == sender
@@ -195,7 +197,42 @@ def physics_checks(runs: list[dict], rtt_s: float, payload: float,
     return out
 
 
-def anatomy(cols: dict, run: dict) -> dict:
+STALL_BIN_S = 0.05
+STALL_SHARE = 0.10
+
+
+def stalls(t_us: list[int], acked: list[int], payload: float) -> tuple[float, float | None, float]:
+    """(longest stall s, when it began, share of time stalled). A 50 ms bin
+    is stalled when the cumulative ACK advanced less than 10 % of what the
+    bottleneck delivers in it: the study's "no packets sent" (Fig. 4) seen
+    from the ACKs, which also counts the slow crawl of a recovery that
+    repairs one segment per round trip."""
+    if len(t_us) < 2:
+        return 0.0, None, 0.0
+    bins: dict[int, int] = {}
+    for i in range(1, len(t_us)):
+        b = int(t_us[i] / 1e6 / STALL_BIN_S)
+        bins[b] = bins.get(b, 0) + acked[i] - acked[i - 1]
+    last = int(t_us[-1] / 1e6 / STALL_BIN_S)
+    need = STALL_SHARE * payload / 8 * STALL_BIN_S
+    stalled = [bins.get(b, 0) < need for b in range(last)]   # the last bin is partial
+    longest = run = 0
+    start = best_start = None
+    for b, s in enumerate(stalled):
+        if s:
+            if run == 0:
+                start = b
+            run += 1
+            if run > longest:
+                longest, best_start = run, start
+        else:
+            run = 0
+    share = sum(stalled) / len(stalled) if stalled else 0.0
+    return (longest * STALL_BIN_S, None if best_start is None else best_start * STALL_BIN_S,
+            share)
+
+
+def anatomy(cols: dict, run: dict, payload: float) -> dict:
     """The syndrome's anatomy from TCP_INFO samples (Fig. 4)."""
     n = len(cols["t_us"])
     step = max(1, n // ANATOMY_MAX_POINTS)
@@ -203,15 +240,8 @@ def anatomy(cols: dict, run: dict) -> dict:
     t = [cols["t_us"][i] / 1e6 for i in idx]
     seq = [cols["bytes_sent"][i] - cols["bytes_retrans"][i] for i in idx]
     ack = [cols["bytes_acked"][i] for i in idx]
-    # longest time in which nothing new was sent (full resolution)
     sent = [a - b for a, b in zip(cols["bytes_sent"], cols["bytes_retrans"])]
-    longest, start, t_stall = 0.0, 0, None
-    for i in range(1, n):
-        if sent[i] != sent[start]:
-            gap = (cols["t_us"][i - 1] - cols["t_us"][start]) / 1e6
-            if gap > longest:
-                longest, t_stall = gap, cols["t_us"][start] / 1e6
-            start = i
+    longest, t_stall, share = stalls(cols["t_us"], cols["bytes_acked"], payload)
     peak = max(range(n), key=lambda i: cols["in_flight_bytes"][i]) if n else 0
     t_peak = cols["t_us"][peak] / 1e6 if n else 0
     slope = (lambda v: 8 * v[peak] / t_peak / 1e6 if t_peak > 0 else None)
@@ -221,6 +251,7 @@ def anatomy(cols: dict, run: dict) -> dict:
             "rtt_ms": [cols["rtt_us"][i] / 1e3 for i in idx],
             "cwnd_bytes": [cols["cwnd"][i] * cols["mss"][i] for i in idx],
             "longest_silence_s": longest, "silence_starts_s": t_stall,
+            "stalled_share": share,
             "max_unacked_bytes": max(cols["in_flight_bytes"], default=0),
             "max_rtt_ms": max(cols["rtt_us"], default=0) / 1e3,
             "seq_slope_mbps": slope(sent), "ack_slope_mbps": slope(cols["bytes_acked"]),
@@ -339,7 +370,7 @@ def run(o: LfpOptions, path: Path) -> dict:
         payload = payload_bps(phys["rate_bps"], int(mss))
         per = {s: summarize_sender([r for r in runs if r["sender"] == s], rtt_s, payload)
                for s in o.senders if any(r["sender"] == s for r in runs)}
-        checks = physics_checks(runs, rtt_s, payload, phys["queue_bytes"], phys["base_rtt_s"])
+        checks = physics_checks(runs, rtt_s, payload, phys["limit_frames"], int(mss))
         for b in res["bpf"]:
             carried = [r for r in runs if r["sender"] == b["name"] and r["bytes"] > 0
                        and r["cc"] == b["name"]]
@@ -359,7 +390,7 @@ def run(o: LfpOptions, path: Path) -> dict:
                                         "source": published.LFP_SOURCE}}
         worst = _worst(runs, rtt_s, payload)
         if worst is not None:
-            res["anatomy"] = anatomy(ttcp.read_samples(Path(worst["_samples"])), worst)
+            res["anatomy"] = anatomy(ttcp.read_samples(Path(worst["_samples"])), worst, payload)
     for r in runs:
         r.pop("_samples", None)
     res["runs"] = runs

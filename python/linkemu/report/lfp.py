@@ -167,7 +167,8 @@ def _anatomy_plot(res: dict, png, plt):
     ax2.legend(h1 + h3, l1 + l3, fontsize=8, loc="upper right")
     f4 = published.LFP_FIG4
     ax1.set_title(f"Anatomy: {a['sender']}, window {a['window'] / KB:g} KB, "
-                  f"{a['mbps']:.1f} Mbit/s; longest silence {a['longest_silence_s']:.2f} s, max "
+                  f"{a['mbps']:.1f} Mbit/s; stalled {a.get('stalled_share', 0) * 100:.0f} % "
+                  f"of the time (longest {a['longest_silence_s']:.2f} s), max "
                   f"unacked {a['max_unacked_bytes']:,} B, max RTT {a['max_rtt_ms']:.0f} ms "
                   f"(study: silent {f4['sending_s']}-{f4['silent_until_s']} s, "
                   f"{f4['unacked_bytes']:,} B, {f4['rtt_ms']:.0f} ms)", fontsize=8)

@@ -17,10 +17,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu import netns
+from linkemu.bed import netns
+from linkemu.bed.cpus import tool_cpu_pair
 from linkemu.errors import LinkemuError, UsageError
-from linkemu.lab.instruments import _pinning
-from linkemu.lab.tools import require_tool
+from linkemu.instruments.tools import require_tool
 
 SAMPLE_COLUMNS = ("t_us", "cwnd", "ssthresh", "mss", "unacked", "in_flight_bytes", "rtt_us",
                   "rttvar_us", "retransmits", "total_retrans", "lost", "delivery_rate_bps",
@@ -82,7 +82,7 @@ def run(bed, spec: TtcpSpec) -> dict:
     binary = str(require_tool("ttcp"))
     tx_ns, rx_ns = (bed.ns_dst, bed.ns_src) if spec.reverse else (bed.ns_src, bed.ns_dst)
     rx_addr = bed.addr_src if spec.reverse else bed.addr_dst
-    snd_cpus, rcv_cpus = _pinning()
+    snd_cpus, rcv_cpus = tool_cpu_pair()
     recv_cmd = [binary, "recv", "--bind", rx_addr, "--timeout", "30", *_args(spec, False)]
     send_cmd = [binary, "send", "--dst", rx_addr, *_args(spec, True)]
     recv = subprocess.Popen(netns.ns_exec_argv(rx_ns, recv_cmd, cpus=rcv_cpus),

@@ -45,8 +45,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linkemu import cc as bpfcc
-from linkemu import netns, profiles
+from linkemu import profiles
+from linkemu.bed import bpfcc, netns
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.instruments import ttcp
 from linkemu.lab import published, results
@@ -265,8 +265,9 @@ def _set_stack(ns: str, stack: str) -> None:
         netns.ns_sysctl(ns, k, v)
 
 
-def _load_bpf(senders: tuple, prog: Progress) -> dict:
-    """{name: {"loaded": bool, "why": str|None}} for our BPF senders."""
+def _load_bpf(senders: tuple, prog: Progress, loaded_here: list) -> dict:
+    """{name: {"loaded": bool, "why": str|None}} for our BPF senders; what
+    this call registered is appended to loaded_here (to unload at the end)."""
     out = {}
     ours = [s for s in senders if s in bpfcc.ALGORITHMS]
     if not ours:
@@ -277,7 +278,7 @@ def _load_bpf(senders: tuple, prog: Progress) -> dict:
             out[s] = {"loaded": False, "why": why}
             continue
         try:
-            bpfcc.load([s])
+            loaded_here += bpfcc.load([s])
             out[s] = {"loaded": True, "why": None}
         except LinkemuError as e:
             out[s] = {"loaded": False, "why": str(e)}
@@ -346,10 +347,28 @@ def run(o: LfpOptions, path: Path) -> dict:
     planned = [o.seconds + 1.5] * n + ([o.table2_seconds + 5] * 3 if o.table2 else [])
     prog = Progress(planned, quiet=o.quiet)
     runs: list[dict] = []
+    loaded_here: list[str] = []
+    try:
+        _sweep(o, prof, phys, res, prog, runs, loaded_here)
+    finally:
+        if loaded_here:    # leave the kernel as we found it
+            bpfcc.unload(loaded_here)
+    for r in runs:
+        r.pop("_samples", None)
+    res["runs"] = runs
+    res["notes"] += _notes(res)
+    res["metadata"]["elapsed_s"] = prog.elapsed()
+    results.write(res, path)
+    return res
+
+
+def _sweep(o: LfpOptions, prof, phys: dict, res: dict, prog: Progress, runs: list,
+           loaded_here: list) -> None:
+    windows = [w * KB for w in o.windows_kb]
     with tempfile.TemporaryDirectory(prefix="linkemu-lfp-") as tmpd, \
             LabSession(o.bed, o.pmd, o.seed) as sess:
         tmp = Path(tmpd)
-        bpf = _load_bpf(o.senders, prog)
+        bpf = _load_bpf(o.senders, prog, loaded_here)
         res["bpf"] = [{"name": k, **v} for k, v in bpf.items()]
         with sess.link(prof.a2b, prof.b2a) as link:
             for sender in o.senders:
@@ -391,13 +410,6 @@ def run(o: LfpOptions, path: Path) -> dict:
         worst = _worst(runs, rtt_s, payload)
         if worst is not None:
             res["anatomy"] = anatomy(ttcp.read_samples(Path(worst["_samples"])), worst, payload)
-    for r in runs:
-        r.pop("_samples", None)
-    res["runs"] = runs
-    res["notes"] += _notes(res)
-    res["metadata"]["elapsed_s"] = prog.elapsed()
-    results.write(res, path)
-    return res
 
 
 def _worst(runs: list[dict], rtt_s: float, payload: float) -> dict | None:

@@ -47,8 +47,9 @@
  *   retransmits,total_retrans,lost,delivery_rate_bps,bytes_sent,
  *   bytes_retrans,bytes_acked,snd_wnd,ca_state
  * cwnd, ssthresh and unacked are in segments as the kernel keeps them;
- * in_flight_bytes = bytes_sent - bytes_retrans - bytes_acked, the distance
- * between the highest sequence number sent and the cumulative ACK.
+ * in_flight_bytes = bytes_sent - bytes_retrans - (bytes_acked - 1), the
+ * distance between the highest sequence number sent and the cumulative ACK
+ * (bytes_acked counts the SYN as one byte, and the FIN at the end).
  *
  * Exit codes: 0 done, 1 a system call failed, 2 bad arguments.
  */
@@ -385,7 +386,10 @@ static int read_info(int fd, struct tcp_info *ti)
 static void write_sample(struct sampler *s, const struct tcp_info *ti, int64_t now)
 {
 	uint64_t sent_new = ti->tcpi_bytes_sent - ti->tcpi_bytes_retrans;
-	int64_t in_flight = (int64_t)(sent_new - ti->tcpi_bytes_acked);
+	/* bytes_acked counts the SYN (and later the FIN) as one byte each */
+	int64_t in_flight = (int64_t)(sent_new + 1 - ti->tcpi_bytes_acked);
+	if (in_flight < 0)
+		in_flight = 0;
 	fprintf(s->out,
 		"%" PRId64 ",%u,%u,%u,%u,%" PRId64 ",%u,%u,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		",%" PRIu64 ",%u,%u\n",

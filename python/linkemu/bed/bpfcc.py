@@ -141,7 +141,8 @@ def registered() -> dict[str, int]:
         rows = json.loads(out or "[]")
     except (LinkemuError, ValueError):
         return {}
-    return {r.get("name"): r.get("id") for r in rows if r.get("kind") == "tcp_congestion_ops"}
+    return {r.get("name"): r.get("id") for r in rows
+            if r.get("kernel_struct_ops") == "tcp_congestion_ops"}
 
 
 def load(names: list[str] | None = None) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kit import linkemu, suite_bed
+from kit import linkemu, require_alone, suite_bed
 from linkemu.bed import bpfcc
 from linkemu.lab import results
 
@@ -30,6 +30,16 @@ def test_quick_passes_its_physics_checks(quick):
     cp = quick["cp"]
     assert cp.returncode == 0, f"lab lfp --quick failed ({cp.returncode}):\n{cp.stdout[-3000:]}" \
                                f"\n{cp.stderr[-2000:]}"
+    res = results.load(quick["out"])
+    require_alone(res["link_final"], "lab lfp physics checks")
+    why = res["summary"]["unresolved"]
+    if why:
+        # the lab measured the bed's RTT with ping around the sweep: a
+        # machine that stretches it by more than 10 % cannot resolve a 10 %
+        # check (the kit's rule: skip the timing verdict, never loosen it)
+        pytest.skip(f"timing checks not made: {why}; the rest passed")
+    timing = [c for c in res["summary"]["checks"] if c["expected_mbps"] is not None]
+    assert timing and all(c["ok"] for c in timing), timing
 
 
 def test_results_file_and_report(quick):

@@ -5,7 +5,6 @@ sender sees (tcpi_snd_wnd) and bounds the throughput as 8W/RTT does."""
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import time

@@ -74,6 +74,8 @@
 #include <unistd.h>
 
 #define PROG "ttcp"
+#define TOOL_PROG PROG
+#include "tool_args.h"
 #define MAX_LEN (16u << 20)
 #define MAX_WINDOW (1u << 30)
 #define CC_NAME_MAX 16 /* TCP_CA_NAME_MAX */
@@ -131,28 +133,10 @@ static void usage(FILE *f)
 		"  --quickack recv: TCP_QUICKACK after every read (no delayed ACKs)\n");
 }
 
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n  (" PROG " --help for usage)\n");
-	return 2;
-}
-
 static int sys_error(const char *what)
 {
 	fprintf(stderr, PROG ": %s: %s\n", what, strerror(errno));
 	return 1;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
 static double cpu_seconds(void)
@@ -161,19 +145,6 @@ static double cpu_seconds(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /* "4096", "4k", "520KB", "1M": binary multiples, as socket buffer sizes are
@@ -197,17 +168,6 @@ static int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (*end || v > max / mul || v * mul < min || v * mul > max)
 		return -1;
 	*out = v * mul;
-	return 0;
-}
-
-static int parse_double(const char *s, double min, double max, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min && v <= max))
-		return -1;
-	*out = v;
 	return 0;
 }
 
@@ -407,7 +367,7 @@ static void *sampler_main(void *arg)
 	int64_t next = s->t0;
 	while (!atomic_load(&s->stop)) {
 		struct tcp_info ti;
-		int64_t now = mono_ns();
+		int64_t now = clock_ns(CLOCK_MONOTONIC);
 		if (read_info(s->fd, &ti) == 0) {
 			if (ti.tcpi_snd_wnd > s->snd_wnd_max)
 				s->snd_wnd_max = ti.tcpi_snd_wnd;
@@ -459,7 +419,7 @@ static int run_send(const struct opts *o)
 	}
 	struct result r = {.role = "send", .window = o->window};
 	double cpu0 = cpu_seconds();
-	int64_t t0 = mono_ns();
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	struct sampler smp = {.fd = fd, .out = samples, .t0 = t0,
 			      .period_ns = (int64_t)(o->sample_ms * 1e6)};
 	if (samples)
@@ -472,7 +432,7 @@ static int run_send(const struct opts *o)
 	}
 	int64_t deadline = o->seconds > 0 ? t0 + (int64_t)(o->seconds * 1e9) : INT64_MAX;
 	int failed = 0;
-	while (o->seconds > 0 ? mono_ns() < deadline : r.calls < o->count) {
+	while (o->seconds > 0 ? clock_ns(CLOCK_MONOTONIC) < deadline : r.calls < o->count) {
 		size_t off = 0;
 		while (off < o->len) { /* blocking: a short write means a signal */
 			ssize_t n = write(fd, buf + off, o->len - off);
@@ -490,7 +450,7 @@ static int run_send(const struct opts *o)
 		r.bytes += o->len;
 		r.calls++;
 	}
-	r.io_s = (mono_ns() - t0) / 1e9;
+	r.io_s = (clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	/* Delivered means read: shut our side, wait for the receiver's close. */
 	if (!failed && shutdown(fd, SHUT_WR) == 0) {
 		char c;
@@ -502,7 +462,7 @@ static int run_send(const struct opts *o)
 			failed = 1;
 		}
 	}
-	r.real_s = (mono_ns() - t0) / 1e9;
+	r.real_s = (clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	atomic_store(&smp.stop, 1);
 	pthread_join(smp.th, NULL);
 	r.cpu_s = cpu_seconds() - cpu0;
@@ -593,7 +553,7 @@ static int run_recv(const struct opts *o)
 	}
 	struct result r = {.role = "recv", .window = o->window};
 	double cpu0 = cpu_seconds();
-	int64_t t0 = mono_ns();
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		ssize_t n = read(fd, buf, blen);
 		if (n < 0 && errno == EINTR)
@@ -611,7 +571,7 @@ static int run_recv(const struct opts *o)
 		if (o->quickack) /* the kernel clears it again: re-arm on every read */
 			set_int(fd, IPPROTO_TCP, TCP_QUICKACK, 1, "TCP_QUICKACK");
 	}
-	r.real_s = r.io_s = (mono_ns() - t0) / 1e9;
+	r.real_s = r.io_s = (clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	r.cpu_s = cpu_seconds() - cpu0;
 	r.sndbuf = get_int(fd, SOL_SOCKET, SO_SNDBUF);
 	r.rcvbuf = get_int(fd, SOL_SOCKET, SO_RCVBUF);
@@ -676,7 +636,7 @@ int main(int argc, char **argv)
 				return usage_error("--count '%s': must be a positive integer", v);
 			have_count = 1;
 		} else if (!strcmp(a, "--seconds")) {
-			if (parse_double(v, 0.01, 86400, &o.seconds))
+			if (parse_double_in(v, 0.01, 86400, &o.seconds))
 				return usage_error("--seconds '%s': must be 0.01 .. 86400", v);
 		} else if (!strcmp(a, "--window")) {
 			if (parse_size(v, 2048, MAX_WINDOW, &o.window))
@@ -700,10 +660,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--samples")) {
 			o.samples = v;
 		} else if (!strcmp(a, "--sample-ms")) {
-			if (parse_double(v, 0.1, 10000, &o.sample_ms))
+			if (parse_double_in(v, 0.1, 10000, &o.sample_ms))
 				return usage_error("--sample-ms '%s': must be 0.1 .. 10000", v);
 		} else if (!strcmp(a, "--timeout")) {
-			if (parse_double(v, 0.1, 86400, &o.timeout))
+			if (parse_double_in(v, 0.1, 86400, &o.timeout))
 				return usage_error("--timeout '%s': must be 0.1 .. 86400", v);
 		} else {
 			return usage_error("unknown option '%s'", a);

@@ -5,7 +5,6 @@ when losses happen; unload leaves the kernel as it was."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
@@ -13,6 +12,7 @@ from kit import linkemu, need
 from linkemu.bed import bpfcc
 from linkemu.instruments import ttcp as ttcp_mod
 from linkemu.instruments.tools import find_tool
+from ttcp_pair import loopback_pair
 
 pytestmark = pytest.mark.needs_root
 
@@ -49,21 +49,7 @@ def test_unknown_name_is_refused():
 def test_a_socket_chooses_it_and_it_carries_traffic(loaded, name):
     t = find_tool("ttcp")
     need(t is not None, "ttcp not built")
-    recv = subprocess.Popen([str(t), "recv", "--bind", "127.0.0.1", "--port", "15311",
-                             "--json", "--timeout", "20"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        assert recv.stdout.readline().startswith("ready")
-        cp = subprocess.run([str(t), "send", "--dst", "127.0.0.1", "--port", "15311", "--json",
-                             "--cc", name, "--count", "2000"], capture_output=True, text=True,
-                            timeout=60)
-        recv.communicate(timeout=30)
-    finally:
-        if recv.poll() is None:
-            recv.kill()
-            recv.wait()
-    assert cp.returncode == 0, cp.stderr
-    s = json.loads(cp.stdout)
+    s, r = loopback_pair(str(t), 15311, [], ["--cc", name, "--count", "2000"])
     assert s["cc"] == name
     assert s["bytes"] == 2000 * 4096
 

@@ -5,7 +5,6 @@ sender sees (tcpi_snd_wnd) and bounds the throughput as 8W/RTT does."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 
@@ -13,6 +12,7 @@ import pytest
 
 from kit import need
 from linkemu.instruments import ttcp as ttcp_mod
+from ttcp_pair import loopback_pair as _pair
 from linkemu.instruments.tools import find_tool
 
 LO = "127.0.0.1"
@@ -62,24 +62,6 @@ def test_unknown_congestion_control_names_the_available_ones(ttcp):
     assert cp.returncode == 1
     assert "congestion control 'nosuchcc'" in cp.stderr
     assert "available here:" in cp.stderr and "reno" in cp.stderr
-
-
-def _pair(ttcp, port, recv_args, send_args, timeout=60):
-    recv = subprocess.Popen([ttcp, "recv", "--bind", LO, "--port", str(port), "--json",
-                             "--timeout", "20", *recv_args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert recv.stdout.readline().startswith("ready")
-        cp = run(ttcp, "send", "--dst", LO, "--port", str(port), "--json", *send_args,
-                 timeout=timeout)
-        assert cp.returncode == 0, cp.stderr
-        out, err = recv.communicate(timeout=30)
-        assert recv.returncode == 0, err
-        return json.loads(cp.stdout), json.loads(out)
-    finally:
-        if recv.poll() is None:
-            recv.kill()
-            recv.wait()
 
 
 def test_loopback_moves_exactly_count_times_len(ttcp, tmp_path):

@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu.bed import netns
+from linkemu.bed import netns, procs
 from linkemu.bed.cpus import tool_cpu_pair
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.instruments.tools import require_tool
@@ -102,13 +102,7 @@ def run(bed, spec: TtcpSpec) -> dict:
     except subprocess.TimeoutExpired as e:
         raise LinkemuError(f"ttcp timed out after {e.timeout:.0f} s") from e
     finally:
-        if recv.poll() is None:
-            recv.terminate()
-            try:
-                recv.wait(5)
-            except subprocess.TimeoutExpired:
-                recv.kill()
-                recv.wait()
+        procs.terminate(recv.pid, 5.0, recv)
         for f in (recv.stdout, recv.stderr):
             if f:
                 f.close()

@@ -10,6 +10,7 @@ import pytest
 
 from kit import linkemu, require_alone, suite_bed
 from linkemu.bed import bpfcc
+from linkemu.instruments import tcpcap
 from linkemu.lab import results
 
 BED = suite_bed(__file__)
@@ -49,7 +50,11 @@ def test_results_file_and_report(quick):
     assert any(c["region"].startswith("region 1") for c in checks)
     assert any(c["region"].startswith("plateau") for c in checks)
     assert len(res["table2"]) == 3
-    assert res["anatomy"]["t_s"]
+    a = res["anatomy"]
+    assert a["t_s"]
+    if tcpcap.available() is None:       # the capture of the anatomy's run
+        assert a["capture"]["packets"] > 0 and a["capture"]["seq_bytes"]
+        assert a["capture"]["ack_bytes"][-1] <= a["capture"]["seq_bytes"][-1] + 1
     html = quick["html"].read_text()
     assert "Window vs throughput" in html or "Throughput vs window" in html
 

@@ -24,9 +24,10 @@ and TCP headers). Knee: the smallest window whose median reaches 90 % of
 the payload rate. Collapse: the smallest window above the knee whose
 median falls below 80 % of it.
 
-The syndrome's anatomy: the sender's TCP_INFO every 2 ms for the worst
-run of the 1992 sender (highest share of theory lost): highest sequence
-sent and cumulative ACK over time, unacknowledged bytes and RTT.
+The syndrome's anatomy: the worst run of the 1992 sender (highest share of
+theory lost) once more, with the sender's TCP_INFO every 2 ms and a capture
+in its namespace (tcpdump, headers): highest sequence sent, retransmissions
+and the cumulative ACK per packet, unacknowledged bytes, cwnd and RTT.
 
 Table 2: a 4 KB window over 155 Mbit/s at RTT 9.6, 28.6 and 133 ms.
 
@@ -48,7 +49,7 @@ from pathlib import Path
 from linkemu import profiles
 from linkemu.bed import bpfcc, netns
 from linkemu.errors import LinkemuError, UsageError
-from linkemu.instruments import ping, ttcp
+from linkemu.instruments import ping, tcpcap, ttcp
 from linkemu.lab import published, results
 from linkemu.lab.session import LabSession, Progress
 
@@ -365,7 +366,8 @@ def run(o: LfpOptions, path: Path) -> dict:
               "tolerance": TOLERANCE, **phys}
     res = results.new("lfp", o.quick, o.seed, config)
     n = len(o.senders) * len(windows) * o.runs
-    planned = [o.seconds + 1.5] * n + ([o.table2_seconds + 5] * 3 if o.table2 else [])
+    planned = ([o.seconds + 1.5] * n + [o.seconds + 3]
+               + ([o.table2_seconds + 5] * 3 if o.table2 else []))
     prog = Progress(planned, quiet=o.quiet)
     runs: list[dict] = []
     loaded_here: list[str] = []
@@ -402,6 +404,14 @@ def _sweep(o: LfpOptions, prof, phys: dict, res: dict, prog: Progress, runs: lis
                     for k in range(o.runs):
                         prog.step(f"{sender}, window {w // KB} KB, run {k + 1}/{o.runs}")
                         runs.append(_one(sess, sender, w, o, len(runs), tmp))
+            mss = statistics.median(r["mss"] for r in runs) if runs else 1448
+            rtt_s = min(r["min_rtt_us"] for r in runs) / 1e6 if runs else phys["base_rtt_s"]
+            payload = payload_bps(phys["rate_bps"], int(mss))
+            worst = _worst(runs, rtt_s, payload)
+            if worst is not None:
+                prog.step(f"anatomy: {worst['sender']}, window {worst['window'] // KB} KB, "
+                          f"again with a capture")
+                res["anatomy"] = _anatomy_run(sess, worst, o, tmp, payload)
             path_rtt["after"] = ping.ping(sess.bed, PING_COUNT, PING_INTERVAL_S).summary()
         err = link.a2b.get("emulation_error_ns", {})
         res["link_final"] = {"problems": link.problems, "contention": link.contention,
@@ -410,10 +420,6 @@ def _sweep(o: LfpOptions, prof, phys: dict, res: dict, prog: Progress, runs: lis
         res["metadata"]["pmd"] = sess.pmd
         if o.table2:
             res["table2"] = _table2(sess, o, prog)
-        # summary, while the samples still exist
-        mss = statistics.median(r["mss"] for r in runs) if runs else 1448
-        rtt_s = min(r["min_rtt_us"] for r in runs) / 1e6 if runs else phys["base_rtt_s"]
-        payload = payload_bps(phys["rate_bps"], int(mss))
         per = {s: summarize_sender([r for r in runs if r["sender"] == s], rtt_s, payload)
                for s in o.senders if any(r["sender"] == s for r in runs)}
         unresolved = resolvable(path_rtt, phys["base_rtt_s"])
@@ -437,9 +443,39 @@ def _sweep(o: LfpOptions, prof, phys: dict, res: dict, prog: Progress, runs: lis
                                         "rtt_ms": published.LFP_RTT_MS,
                                         "fig4": published.LFP_FIG4,
                                         "source": published.LFP_SOURCE}}
-        worst = _worst(runs, rtt_s, payload)
-        if worst is not None:
-            res["anatomy"] = anatomy(ttcp.read_samples(Path(worst["_samples"])), worst, payload)
+
+
+def _anatomy_run(sess, worst: dict, o: LfpOptions, tmp: Path, payload: float) -> dict:
+    """The worst run's sender and window once more, with TCP_INFO every
+    2 ms and a capture in the sender's namespace (headers only)."""
+    _set_stack(sess.bed.ns_src, worst["stack"])
+    pcap = tmp / "anatomy.pcap"
+    why = tcpcap.available()
+    spec = ttcp.TtcpSpec(window=worst["window"], cc=SENDERS[worst["sender"]][0],
+                         seconds=o.seconds, samples=tmp / "anatomy.csv",
+                         sample_ms=ANATOMY_SAMPLE_MS, nodelay=True, quickack=True)
+    if why is None:
+        with tcpcap.capture(sess.bed.ns_src, sess.bed.ns_dev, pcap, spec.port):
+            out = ttcp.run(sess.bed, spec)
+    else:
+        out = ttcp.run(sess.bed, spec)
+    run = {**worst, "mbps": out["sender"]["mbps"], "id": -1}
+    a = anatomy(ttcp.read_samples(spec.samples), run, payload)
+    a["sweep_run_id"] = worst["id"]
+    a["capture"] = (_thin(tcpcap.read_tcp(pcap, sess.bed.addr_src, spec.port))
+                    if why is None else None)
+    a["capture_why_not"] = why
+    return a
+
+
+def _thin(trace: dict) -> dict:
+    """At most ANATOMY_MAX_POINTS of each series (every k-th)."""
+    out = {"packets": trace["packets"]}
+    for t, v in (("t_s", "seq_bytes"), ("retrans_t_s", "retrans_seq"), ("ack_t_s", "ack_bytes")):
+        k = max(1, len(trace[t]) // ANATOMY_MAX_POINTS)
+        out[t], out[v] = trace[t][::k], trace[v][::k]
+    out["retransmissions"] = len(trace["retrans_t_s"])
+    return out
 
 
 def _worst(runs: list[dict], rtt_s: float, payload: float) -> dict | None:

@@ -150,8 +150,20 @@ def _anatomy_plot(res: dict, png, plt):
     if not a or not a["t_s"]:
         return None
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)
-    ax1.plot(a["t_s"], [v / 1e6 for v in a["seq_bytes"]], lw=1, label="highest sequence sent")
-    ax1.plot(a["t_s"], [v / 1e6 for v in a["ack_bytes"]], lw=1, label="cumulative ACK")
+    cap = a.get("capture")
+    if cap and cap["t_s"]:
+        ax1.plot(cap["t_s"], [v / 1e6 for v in cap["seq_bytes"]], lw=1,
+                 label="sequence sent (capture)")
+        ax1.plot(cap["ack_t_s"], [v / 1e6 for v in cap["ack_bytes"]], lw=1,
+                 label="ACK (capture)")
+        if cap["retrans_t_s"]:
+            ax1.plot(cap["retrans_t_s"], [v / 1e6 for v in cap["retrans_seq"]], "rx", ms=3,
+                     label=f"retransmitted ({cap['retransmissions']})")
+    else:
+        ax1.plot(a["t_s"], [v / 1e6 for v in a["seq_bytes"]], lw=1,
+                 label="highest sequence sent (TCP_INFO)")
+        ax1.plot(a["t_s"], [v / 1e6 for v in a["ack_bytes"]], lw=1,
+                 label="cumulative ACK (TCP_INFO)")
     ax1.set_ylabel("MB")
     ax1.legend(fontsize=8)
     ax1.grid(alpha=0.3)
@@ -175,4 +187,6 @@ def _anatomy_plot(res: dict, png, plt):
                   f"(study: silent {f4['sending_s']}-{f4['silent_until_s']} s, "
                   f"{f4['unacked_bytes']:,} B, {f4['rtt_ms']:.0f} ms)", fontsize=8)
     fig.tight_layout()
-    return ("The syndrome's anatomy (the study's Fig. 4), from TCP_INFO every 2 ms", png(fig))
+    return ("The syndrome's anatomy (the study's Fig. 4): Seq/Ack from a capture in the "
+            "sender's namespace, unacknowledged bytes, cwnd and RTT from TCP_INFO every 2 ms",
+            png(fig))

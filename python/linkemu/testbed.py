@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from linkemu import hugepages, netns, paths, procs
-from linkemu.cpus import tool_cpu_mask
 from linkemu.errors import LinkemuError, UsageError
+from linkemu.nsref import NsRef
 
 DEFAULT_BED = "default"
 _NAME_RE = re.compile(r"^[a-z0-9]{1,8}$")
@@ -65,12 +65,24 @@ class Bed:
         return (("a", self.ns_src, self.host_a, self.addr_src, 0),
                 ("b", self.ns_dst, self.host_b, self.addr_dst, 1))
 
+    def eal_ports(self, pmd: str) -> list[str]:
+        """EAL options that make the two host veths DPDK ports 0 and 1."""
+        return vdev_args(pmd, (self.host_a, self.host_b))
+
+    def ref(self, role: str) -> NsRef:
+        return NsRef("name", self.namespace(role))
+
     def namespace(self, role: str) -> str:
         if role == "src":
             return self.ns_src
         if role == "dst":
             return self.ns_dst
         raise UsageError(f"unknown namespace role '{role}' (expected src or dst)")
+
+
+def vdev_args(pmd: str, ifaces: tuple[str, str]) -> list[str]:
+    """--no-pci and one --vdev per interface: port 0 = ifaces[0] (side A)."""
+    return ["--no-pci"] + [f"--vdev=net_{pmd}{i},iface={dev}" for i, dev in enumerate(ifaces)]
 
 
 def bed_for(name: str | None) -> Bed:
@@ -106,7 +118,7 @@ def up(bed: Bed) -> dict:
     bed.run_dir.mkdir(parents=True, exist_ok=True)
     state = {"bed": bed.name, "created": time.time(), **asdict(bed),
              "file_prefix": bed.file_prefix}
-    _write_json(paths.testbed_state_file(bed.name), state)
+    write_json(paths.testbed_state_file(bed.name), state)
     return status(bed)
 
 
@@ -121,7 +133,7 @@ def _side_up(bed: Bed, ns: str, host: str, addr: str) -> None:
     netns.link_up("lo", ns)
     if netns.link_exists(host) != netns.link_exists(bed.ns_dev, ns):
         # Half a pair (e.g. after a crash mid-setup): start this side afresh.
-        _link_del_wait(host)
+        link_del_wait(host)
     if not netns.link_exists(host):
         netns.veth_add(host, ns, bed.ns_dev)
     # The host end carries no address, but the kernel would still send IPv6
@@ -147,10 +159,7 @@ def _steer_receive(bed: Bed, ns: str) -> None:
     then time-slices against the polling lcore. Measured with iperf3 TCP
     through `delay 10ms` over af_xdp: emulation error p99 15.7 ms / max
     24.7 ms without RPS, p99 39 us / max 137 us with it."""
-    mask = tool_cpu_mask()
-    if mask is None:
-        return
-    netns.ns_run(ns, ["sh", "-c", f"echo {mask} > /sys/class/net/{bed.ns_dev}/queues/rx-0/rps_cpus"])
+    netns.steer_receive(NsRef("name", ns), bed.ns_dev)
 
 
 def _static_neighbours(bed: Bed) -> None:
@@ -195,16 +204,10 @@ def check(bed: Bed) -> list[str]:
             if r.get("dst") == "default":
                 problems.append(f"{ns}: has a default route ({r})")
         for dev, where in ((host, None), (bed.ns_dev, ns)):
-            feats = netns.offload_state(dev, where)
-            on = [f for f in _ETHTOOL_NAMES if feats.get(f)]
+            on = netns.offloads_on(dev, where)
             if on:
                 problems.append(f"{where or 'host'}: {dev}: offloads still on: {', '.join(on)}")
     return problems
-
-
-# ethtool -k names of the features `ethtool -K ... tx rx tso gso gro off` sets.
-_ETHTOOL_NAMES = ("rx-checksumming", "tx-checksumming", "tcp-segmentation-offload",
-                  "generic-segmentation-offload", "generic-receive-offload")
 
 
 # --- status ----------------------------------------------------------------------
@@ -260,18 +263,17 @@ def daemon_pid(bed: Bed) -> int | None:
 def down(bed: Bed) -> list[str]:
     """Remove everything the bed may have left, crash or not. Returns what was
     done (empty when there was nothing to do)."""
-    done: list[str] = []
-    pids = set(procs.find_linkemud(bed.file_prefix))
-    pid = daemon_pid(bed)
-    if pid is not None:
-        pids.add(pid)
-    for p in sorted(pids):
-        how = procs.terminate(p, DAEMON_STOP_GRACE_S)
-        done.append(f"linkemud pid {p} {how}")
+    return remove(bed, [bed.ns_src, bed.ns_dst])
+
+
+def remove(bed: Bed, namespaces: list[str]) -> list[str]:
+    """Remove the bed's daemon, its host veths, the given namespaces of its
+    own (with any process left inside) and its runtime files."""
+    done = kill_daemons(bed)
     # Tools still running inside the namespaces (an iperf3 server left by a
     # crashed demo) would keep the namespace, and its veth, alive after
     # `ip netns del`.
-    for ns in (bed.ns_src, bed.ns_dst):
+    for ns in namespaces:
         for p in netns.ns_pids(ns):
             how = procs.terminate(p, 2.0)
             done.append(f"process {p} in {ns} {how}")
@@ -280,9 +282,9 @@ def down(bed: Bed) -> list[str]:
     # with an immediate `up`.
     for host in (bed.host_a, bed.host_b):
         if netns.link_exists(host):
-            _link_del_wait(host)
+            link_del_wait(host)
             done.append(f"deleted veth {host}")
-    for ns in (bed.ns_src, bed.ns_dst):
+    for ns in namespaces:
         if netns.ns_exists(ns):
             netns.ns_del(ns)
             done.append(f"deleted namespace {ns}")
@@ -290,6 +292,19 @@ def down(bed: Bed) -> list[str]:
         shutil.rmtree(bed.run_dir, ignore_errors=True)
         done.append(f"removed {bed.run_dir}")
     done += remove_dpdk_leftovers(bed.file_prefix)
+    return done
+
+
+def kill_daemons(bed: Bed) -> list[str]:
+    """Stop every linkemud of the bed (by pid file and by EAL file prefix)."""
+    done: list[str] = []
+    pids = set(procs.find_linkemud(bed.file_prefix))
+    pid = daemon_pid(bed)
+    if pid is not None:
+        pids.add(pid)
+    for p in sorted(pids):
+        how = procs.terminate(p, DAEMON_STOP_GRACE_S)
+        done.append(f"linkemud pid {p} {how}")
     return done
 
 
@@ -314,7 +329,7 @@ def remove_dpdk_leftovers(prefix: str) -> list[str]:
     return done
 
 
-def _link_del_wait(dev: str, timeout: float = 5.0) -> None:
+def link_del_wait(dev: str, timeout: float = 5.0) -> None:
     netns.run(["ip", "link", "del", "dev", dev], check=False)
     deadline = time.monotonic() + timeout
     while netns.link_exists(dev):
@@ -323,7 +338,7 @@ def _link_del_wait(dev: str, timeout: float = 5.0) -> None:
         time.sleep(0.05)
 
 
-def _write_json(path: Path, obj) -> None:
+def write_json(path: Path, obj) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(obj, indent=2) + "\n")
     os.replace(tmp, path)

@@ -110,7 +110,10 @@ class Bed:
             return ports.down(self.layout)
         if self.kind in attached.KINDS:
             return attached.down(self.name)
-        return testbed.down(self.layout)
+        # Also a shell's namespace of this name: its state file may be gone
+        # (a crash), and the name is all that is left to find it by.
+        return testbed.remove(self.layout, [self.layout.ns_src, self.layout.ns_dst,
+                                            attached.shell_ns(self.name)])
 
     def is_up(self) -> bool:
         return bool(self.status()["up"])
@@ -168,10 +171,7 @@ class Bed:
                                   lcores=lcores or "", layout=layout, seed=seed)
         daemon.validate(cfg)
         binary = daemon.require_binary()
-        running = testbed.daemon_pid(self.layout)
-        if running is not None:
-            raise LinkemuError(f"linkemud is already running on bed '{self.name}' (pid "
-                               f"{running}); run `linkemu stop --bed {self.name}` first")
+        self.require_no_daemon()
         fallback = pmd is None and not getattr(self.layout, "pci", False)
         try:
             d = daemon.start_auto(cfg, binary, fallback=fallback, warn=warn)
@@ -180,6 +180,12 @@ class Bed:
         link = Link(self, d.pid, d)
         self._links.append(link)
         return link
+
+    def require_no_daemon(self) -> None:
+        running = testbed.daemon_pid(self.layout)
+        if running is not None:
+            raise LinkemuError(f"linkemud is already running on bed '{self.name}' (pid "
+                               f"{running}); run `linkemu stop --bed {self.name}` first")
 
     def attach(self) -> "Link":
         """The daemon already running on this bed (e.g. `linkemu run --detach`)."""
@@ -252,7 +258,7 @@ def _env(extra: dict | None) -> dict | None:
 def _free_shell_name() -> str:
     for i in range(100):
         name = f"{_SHELL_AUTO}{i}"
-        if not paths.bed_run_dir(name).exists() and not netns.ns_exists(f"{name}-sh") \
+        if not paths.bed_run_dir(name).exists() and not netns.ns_exists(attached.shell_ns(name)) \
                 and not netns.link_exists(testbed.bed_for(name).host_a):
             return name
     raise LinkemuError("100 shells are running: no free bed name sh0..sh99 (give --bed)")

@@ -163,10 +163,14 @@ def shell(name: str) -> AttachedBed:
     net = _shell_subnet(name)
     host_ip, app_ip = list(net.hosts())
     return AttachedBed(name, "shell",
-                       Side("src", f"name:{name}-sh", SHELL_NS_DEV, names.host_a,
+                       Side("src", f"name:{shell_ns(name)}", SHELL_NS_DEV, names.host_a,
                             f"{app_ip}/{SHELL_PREFIX}", owned=True),
                        Side("dst", "root", f"{name}-h", names.host_b,
                             f"{host_ip}/{SHELL_PREFIX}"))
+
+
+def shell_ns(name: str) -> str:
+    return f"{name}-sh"
 
 
 def _cidr(text: str, opt: str) -> str:
@@ -420,4 +424,4 @@ def down(name: str) -> list[str]:
     with their addresses and neighbour entries, out of whatever namespace
     they are in), the shell's own namespace, the runtime files. Never a
     namespace or process of the user's."""
-    return testbed.remove(testbed.bed_for(name), [f"{name}-sh"])
+    return testbed.remove(testbed.bed_for(name), [shell_ns(name)])

@@ -335,6 +335,8 @@ class Link:
         self._close()
         popen = self._daemon.popen if self._daemon else None
         res = daemon.stop(self.bed.layout, popen)
+        if self.bed.kind == "ports":
+            ports.restore(self.bed.layout)
         if res.final is None:
             raise LinkemuError(res.error or "linkemud wrote no final counters")
         self.report = FinalReport.from_final(res.final, res.pid, res.how)

@@ -93,7 +93,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     scen = ctl_cli.run_scenario_load(a)   # checked before anything starts; None without --scenario
     bed.require_no_daemon()
     with interruptible():
-        if not bed.is_up():
+        if not bed.is_up() and bed.kind != "ports":
             print(f"linkemu: bringing up test bed '{bed.name}'", file=sys.stderr)
         # Always: up is idempotent, and on a built bed it re-checks what
         # the daemon relies on (offloads off, hugepages free).

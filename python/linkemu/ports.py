@@ -100,10 +100,11 @@ def problems(bed: PortsBed, pmd: str) -> list[str]:
     """Why the daemon cannot use these ports, each with what to do."""
     out: list[str] = []
     for port in (bed.port_a, bed.port_b):
-        out += _pci_problems(port) if bed.pci else _iface_problems(port, pmd)
         user = _other_linkemud(port, bed.file_prefix)
         if user is not None:
             out.append(f"{port} is in use by another linkemud (pid {user}); stop it first")
+            continue
+        out += _pci_problems(port) if bed.pci else _iface_problems(port, pmd)
     return out
 
 
@@ -172,23 +173,46 @@ def up(bed: PortsBed, pmd: str) -> None:
         raise LinkemuError("cannot run on --ports " + f"{bed.port_a},{bed.port_b}:\n  "
                            + "\n  ".join(found))
     bed.run_dir.mkdir(parents=True, exist_ok=True)
+    st = _read_state(bed.name) or {}
+    # The DPDK drivers turn promiscuous mode on and leave it on; what the
+    # interfaces had before the first run is what `stop`/`down` put back.
+    promisc = st.get("promisc_before") or ({} if bed.pci else
+                                           {p: _promisc(p) for p in (bed.port_a, bed.port_b)})
     testbed.write_json(paths.testbed_state_file(bed.name),
-                       {**bed.to_state(), "created": time.time()})
+                       {**bed.to_state(), "created": time.time(), "promisc_before": promisc})
+
+
+def _promisc(dev: str) -> bool:
+    return "PROMISC" in ((netns.link_info(dev) or {}).get("flags") or [])
+
+
+def restore(bed: PortsBed) -> list[str]:
+    """Put back what the daemon's drivers changed on the interfaces."""
+    done = []
+    for dev, was in ((_read_state(bed.name) or {}).get("promisc_before") or {}).items():
+        if not was and netns.link_exists(dev) and _promisc(dev):
+            netns.run(["ip", "link", "set", "dev", dev, "promisc", "off"], check=False)
+            done.append(f"promiscuous mode off again on {dev}")
+    return done
+
+
+def _read_state(name: str) -> dict | None:
+    try:
+        return json.loads(paths.testbed_state_file(name).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
 
 
 def load(name: str) -> PortsBed | None:
-    try:
-        st = json.loads(paths.testbed_state_file(name).read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    if st.get("kind") != KIND:
+    st = _read_state(name)
+    if st is None or st.get("kind") != KIND:
         return None
     return PortsBed(st["name"], st["port_a"], st["port_b"])
 
 
 def down(bed: PortsBed) -> list[str]:
     """The daemon and linkemu's own files; never the interfaces."""
-    done = testbed.kill_daemons(bed)
+    done = testbed.kill_daemons(bed) + restore(bed)
     if bed.run_dir.exists():
         shutil.rmtree(bed.run_dir, ignore_errors=True)
         done.append(f"removed {bed.run_dir}")

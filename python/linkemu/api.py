@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Sequence
 
 from linkemu import attached, control, daemon, netns, paths, ports, profiles, testbed

@@ -39,9 +39,10 @@ import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from linkemu import hugepages, netns, paths, testbed
+from linkemu import hugepages, netns, paths, sides, testbed
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.nsref import NsRef
+from linkemu.sides import Side
 
 KINDS = ("between", "shell")
 DEFAULT_DEV = "linkemu0"
@@ -56,25 +57,7 @@ _IFNAME_MAX = 15
 
 
 @dataclass(frozen=True)
-class Side:
-    role: str          # "src" (side A, DPDK port 0) or "dst" (side B, port 1)
-    ns: str            # NsRef spec: "name:N", "pid:P" or "root"
-    dev: str           # the veth end in ns
-    host: str          # the host end: the DPDK port
-    cidr: str = ""     # address/prefix on dev; "" = none (not asked)
-    owned: bool = False  # linkemu created ns (and may set namespace-wide settings)
-
-    @property
-    def ref(self) -> NsRef:
-        return NsRef.from_spec(self.ns)
-
-    @property
-    def addr(self) -> str:
-        return self.cidr.split("/")[0] if self.cidr else ""
-
-
-@dataclass(frozen=True)
-class AttachedBed:
+class AttachedBed(testbed.BedFiles):
     name: str
     kind: str          # "between" | "shell"
     a: Side
@@ -91,14 +74,6 @@ class AttachedBed:
     @property
     def host_b(self) -> str:
         return self.b.host
-
-    @property
-    def file_prefix(self) -> str:
-        return paths.dpdk_file_prefix(self.name)
-
-    @property
-    def run_dir(self) -> Path:
-        return paths.bed_run_dir(self.name)
 
     @property
     def addr_src(self) -> str:
@@ -199,7 +174,7 @@ def _shell_subnet(name: str) -> ipaddress.IPv4Network:
     """A /30 of SHELL_POOL: the bed's own if it has one (a re-run), else
     the first free one from a start derived from the name, so that a bed
     keeps its address from run to run while nothing else takes it."""
-    mine = _addresses_on(f"{name}-h")
+    mine = sides.addresses_on(f"{name}-h")
     if mine:
         return ipaddress.ip_interface(mine[0]).network
     used = {ipaddress.ip_interface(c).network for c in _root_ipv4()}
@@ -216,12 +191,6 @@ def _root_ipv4() -> list[str]:
     cp = netns.run(["ip", "-j", "-4", "addr", "show"])
     return [f"{a['local']}/{a['prefixlen']}" for link in json.loads(cp.stdout or "[]")
             for a in link.get("addr_info", [])]
-
-
-def _addresses_on(dev: str, ns: NsRef | None = None) -> list[str]:
-    info = netns.link_info(dev, ns)
-    return [f"{a['local']}/{a['prefixlen']}" for a in (info or {}).get("addr_info", [])
-            if a.get("family") == "inet"]
 
 
 # --- state ------------------------------------------------------------------------------
@@ -257,13 +226,13 @@ def up(bed: AttachedBed) -> AttachedBed:
             # Two shells starting at once must not both take one /30.
             fcntl.flock(lock, fcntl.LOCK_EX)
             bed = shell(bed.name)
-            _side_up(bed.b)
-        _side_up(bed.a)
+            sides.up(bed.b)
+        sides.up(bed.a)
     else:
-        _side_up(bed.a)
-        _side_up(bed.b)
+        sides.up(bed.a)
+        sides.up(bed.b)
     if bed.a.cidr and bed.b.cidr:
-        _static_neighbours(bed)
+        sides.static_neighbours(bed.a, bed.b)
     bed = AttachedBed(bed.name, bed.kind, bed.a, bed.b, bed.a.ref.identity(), bed.b.ref.identity())
     problems = check(bed)
     if problems:
@@ -294,90 +263,10 @@ def _check_between(bed: AttachedBed) -> None:
                          f"(a frame sent from one end would be delivered locally)")
 
 
-def _side_up(side: Side) -> None:
-    ref = side.ref
-    if side.owned and not netns.ns_exists(ref.value):
-        netns.ns_add(ref.value)
-    if side.owned:
-        # linkemu's own namespace: no IPv6 at all (router solicitations, MLD
-        # and DAD would cross the link and spoil the counters).
-        for key in ("all", "default"):
-            netns.ns_run(ref.value, ["sysctl", "-q", "-w", f"net.ipv6.conf.{key}.disable_ipv6=1"])
-        netns.link_up("lo", ref.value)
-    host_there = netns.link_exists(side.host)
-    dev_there = netns.link_exists(side.dev, ref)
-    if host_there and not dev_there:
-        testbed.link_del_wait(side.host)      # half a pair left by a crash
-        host_there = False
-    if not host_there:
-        if dev_there:
-            raise UsageError(f"{ref} already has an interface '{side.dev}' that linkemu did "
-                             f"not create: choose another name with --dev")
-        netns.veth_add(side.host, ref, side.dev)
-    # IPv6 off on our two devices only (never namespace-wide in a namespace
-    # we do not own): set before `up`, so no DAD or MLD frame is ever sent.
-    _device_ipv6_off(NsRef.root(), side.host)
-    _device_ipv6_off(ref, side.dev)
-    netns.offloads_off(side.host)
-    netns.offloads_off(side.dev, ref)
-    if side.cidr:
-        netns.addr_add(side.dev, side.cidr, ref)
-    netns.link_up(side.dev, ref)
-    netns.link_up(side.host)
-    netns.steer_receive(ref, side.dev)
-
-
-def _device_ipv6_off(ref: NsRef, dev: str) -> None:
-    # /proc/sys/net shows the namespace of whoever opens it.
-    netns.run(ref.exec_argv(["sh", "-c", f"f=/proc/sys/net/ipv6/conf/{dev}/disable_ipv6; "
-                                         f"[ ! -e $f ] || echo 1 > $f"]))
-
-
-def _static_neighbours(bed: AttachedBed) -> None:
-    """Permanent neighbour entries on our two devices (why: see
-    testbed._static_neighbours); they go away with the devices."""
-    mac_a = netns.link_mac(bed.a.dev, bed.a.ref)
-    mac_b = netns.link_mac(bed.b.dev, bed.b.ref)
-    netns.neigh_permanent(bed.a.dev, bed.b.addr, mac_b, bed.a.ref)
-    netns.neigh_permanent(bed.b.dev, bed.a.addr, mac_a, bed.b.ref)
-
-
 # --- check / status ----------------------------------------------------------------------
 
 def check(bed: AttachedBed) -> list[str]:
-    problems: list[str] = []
-    for side, ident in ((bed.a, bed.identity_a), (bed.b, bed.identity_b)):
-        ref = side.ref
-        if not ref.exists():
-            problems.append(f"namespace {ref} is gone")
-            continue
-        if ident is not None and ref.identity() != ident:
-            problems.append(f"{ref} is now another namespace than at `up` (a pid reused, "
-                            f"or the namespace re-created)")
-            continue
-        if not netns.link_exists(side.host):
-            problems.append(f"host veth {side.host} missing")
-            continue
-        info = netns.link_info(side.dev, ref)
-        if info is None:
-            problems.append(f"{ref}: {side.dev} missing")
-            continue
-        if side.cidr and side.cidr not in _addresses_on(side.dev, ref):
-            problems.append(f"{ref}: {side.dev} lacks {side.cidr}")
-        if "UP" not in info.get("flags", []):
-            problems.append(f"{ref}: {side.dev} is down")
-        host_info = netns.link_info(side.host)
-        if host_info is None or "UP" not in host_info.get("flags", []):
-            problems.append(f"host veth {side.host} is down")
-        if side.owned:
-            for r in netns.routes(ref.value):
-                if r.get("dst") == "default":
-                    problems.append(f"{ref}: has a default route ({r})")
-        for dev, where in ((side.host, None), (side.dev, ref)):
-            on = netns.offloads_on(dev, where)
-            if on:
-                problems.append(f"{where or 'host'}: {dev}: offloads still on: {', '.join(on)}")
-    return problems
+    return sides.check(bed.a, bed.identity_a) + sides.check(bed.b, bed.identity_b)
 
 
 def describe(bed: AttachedBed) -> str:

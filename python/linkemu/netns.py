@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import subprocess
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -99,8 +100,15 @@ def ns_pids(ns: str) -> list[int]:
 
 
 def steer_receive(ns: NsRef, dev: str) -> None:
-    """Receive Packet Steering of dev (in ns) onto the CPUs linkemud does
-    not poll (see testbed._steer_receive for why)."""
+    """Receive Packet Steering for dev (in ns) onto the CPUs linkemud does
+    not poll.
+
+    linkemud hands frames to a veth inside its own TX system call, so the
+    namespace's whole receive path (TCP included) would otherwise run on the
+    daemon's CPU; past the softirq budget it moves to ksoftirqd there, which
+    then time-slices against the polling lcore. Measured with iperf3 TCP
+    through `delay 10ms` over af_xdp: emulation error p99 15.7 ms / max
+    24.7 ms without RPS, p99 39 us / max 137 us with it."""
     from linkemu.cpus import tool_cpu_mask
     mask = tool_cpu_mask()
     if mask is None:
@@ -140,6 +148,15 @@ def link_del(dev: str) -> None:
     """Delete a host-side link if present (its veth peer goes with it)."""
     if link_exists(dev):
         run(["ip", "link", "del", "dev", dev])
+
+
+def link_del_wait(dev: str, timeout: float = 5.0) -> None:
+    run(["ip", "link", "del", "dev", dev], check=False)
+    deadline = time.monotonic() + timeout
+    while link_exists(dev):
+        if time.monotonic() > deadline:
+            raise LinkemuError(f"could not delete {dev}")
+        time.sleep(0.05)
 
 
 def veth_add(host_dev: str, ns: "str | NsRef", ns_dev: str) -> None:

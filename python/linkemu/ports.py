@@ -40,7 +40,7 @@ def _pci_full(port: str) -> str:
 
 
 @dataclass(frozen=True)
-class PortsBed:
+class PortsBed(testbed.BedFiles):
     name: str
     port_a: str        # interface name or PCI address: DPDK port 0 (side A)
     port_b: str
@@ -53,14 +53,6 @@ class PortsBed:
     @property
     def host_b(self) -> str:
         return self.port_b
-
-    @property
-    def file_prefix(self) -> str:
-        return paths.dpdk_file_prefix(self.name)
-
-    @property
-    def run_dir(self) -> Path:
-        return paths.bed_run_dir(self.name)
 
     @property
     def pci(self) -> bool:

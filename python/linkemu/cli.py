@@ -177,7 +177,7 @@ def cmd_exec(a: argparse.Namespace) -> int:
 
 def cmd_demo(a: argparse.Namespace) -> int:
     from linkemu import demo
-    return demo.run(testbed.bed_for(a.bed), seconds=a.seconds)
+    return demo.run(api.Bed(a.bed), seconds=a.seconds)
 
 
 # --- parser -------------------------------------------------------------------------

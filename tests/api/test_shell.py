@@ -186,3 +186,44 @@ def test_host_server_answers_through_the_link():
     assert link.report is not None and link.report.ok, link.report
     assert link.report.a2b.rx == link.report.a2b.tx + link.report.a2b.dropped_total
     assert leftovers() == []
+
+
+def test_interactive_shell_on_a_terminal_keeps_ctrl_c_for_its_jobs():
+    """On a real terminal (a pty here), Ctrl-C stops the shell's foreground
+    job, not linkemu; `exit N` ends the run with status N."""
+    import pty
+    import select
+
+    pid, fd = pty.fork()
+    if pid == 0:                                     # the child: linkemu on the pty
+        os.environ.update(cli_env({"SHELL": "/bin/sh"}))
+        os.execv(sys.executable, [sys.executable, "-m", "linkemu", "shell", "--bed", BED, "-q"])
+    out = bytearray()
+
+    def read_until(needle: bytes, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in out:
+            assert time.monotonic() < deadline, f"no {needle!r} in {bytes(out)!r}"
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    out.extend(os.read(fd, 4096))
+                except OSError:
+                    break
+
+    status = None
+    try:
+        os.write(fd, b"echo ready-$LINKEMU_BED\n")
+        read_until(b"ready-la")
+        os.write(fd, b"sleep 30\n")
+        time.sleep(1.0)
+        os.write(fd, b"\x03")                        # Ctrl-C, as typed
+        os.write(fd, b"echo after-sleep-$?\n")
+        read_until(b"after-sleep-130")               # sleep died of SIGINT; the shell lives
+        os.write(fd, b"exit 5\n")
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)                                 # a hang-up, if the shell still runs
+        if status is None:
+            os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 5, bytes(out)
+    assert leftovers() == []

@@ -347,8 +347,51 @@ void le_path_counters(const struct le_path *p, struct le_counters *total)
 		le_counters_add(total, &p->link[k].ctr);
 }
 
-void le_path_inherit(struct le_path *newp, const struct le_path *old)
+int le_path_class_index(const struct le_path *p, const char *name)
 {
-	for (unsigned k = 0; k < newp->nlinks && k < old->nlinks; k++)
-		le_link_inherit(&newp->link[k], &old->link[k]);
+	for (unsigned k = 0; k < p->nlinks; k++)
+		if (strcmp(le_path_class_name(p, k), name) == 0)
+			return (int)k;
+	return -1;
+}
+
+void le_path_inherit_at(struct le_path *newp, struct le_path *old, le_ns_t at)
+{
+	/* By name: reordered or renamed rules never hand one class's backlog
+	 * or loss state to another. */
+	for (unsigned k = 0; k < newp->nlinks; k++) {
+		int j = le_path_class_index(old, le_path_class_name(newp, k));
+		if (j >= 0)
+			le_link_inherit(&newp->link[k], &old->link[j], at);
+	}
+}
+
+void le_path_inherit(struct le_path *newp, struct le_path *old)
+{
+	struct le_counters none;
+	le_ns_t at = 0;
+
+	for (unsigned k = 0; k < old->nlinks; k++)
+		if (old->link[k].clock > at)
+			at = old->link[k].clock;
+	le_path_inherit_at(newp, old, at);
+	for (unsigned k = 0; k < newp->nlinks; k++) {
+		if (newp->link[k].elder != NULL)
+			newp->link[k].elder->heir = NULL;
+		newp->link[k].elder = NULL;
+	}
+	memset(&none, 0, sizeof(none));
+	le_path_detach(old, &none);
+}
+
+void le_path_detach(struct le_path *old, struct le_counters *gone)
+{
+	for (unsigned k = 0; k < old->nlinks; k++)
+		le_link_detach(&old->link[k], gone);
+}
+
+void le_path_reset_counters(struct le_path *p)
+{
+	for (unsigned k = 0; k < p->nlinks; k++)
+		memset(&p->link[k].ctr, 0, sizeof(p->link[k].ctr));
 }

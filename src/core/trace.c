@@ -193,3 +193,26 @@ void le_trace_skip_to(const struct le_trace *t, struct le_trace_pos *p, int once
 {
 	skip(t, p, once, time, 0);
 }
+
+void le_trace_carry(const struct le_trace *nt, struct le_trace_pos *np, int once, const struct le_trace *ot,
+		    const struct le_trace_pos *op, int same)
+{
+	if (!op->started)
+		return;
+	if (same) {
+		*np = *op;
+		return;
+	}
+	if (op->ended)
+		return;
+	np->started = 1;
+	np->base = op->base;
+	np->k = 0;
+	le_trace_skip_to(nt, np, once, le_trace_next(ot, op));
+}
+
+int le_trace_same(const struct le_trace *a, const struct le_trace *b)
+{
+	return a->t == b->t || (a->n == b->n && a->period == b->period &&
+				memcmp(a->t, b->t, (size_t)a->n * sizeof(*a->t)) == 0);
+}

@@ -63,5 +63,15 @@ void le_trace_step(const struct le_trace *t, struct le_trace_pos *p, int once, u
 void le_trace_skip_after(const struct le_trace *t, struct le_trace_pos *p, int once, le_ns_t time);
 /* Moves to the first opportunity at or after `time`. */
 void le_trace_skip_to(const struct le_trace *t, struct le_trace_pos *p, int once, le_ns_t time);
+/* 1 when both are the same table (one file, loaded once: trace files are
+ * shared, see textfile.h), so positions mean the same opportunities. */
+int le_trace_same(const struct le_trace *a, const struct le_trace *b);
+/* Live change of trace `ot` (position *op, already brought to the change)
+ * to `nt`: with the same table (same: one file, loaded once) the
+ * position carries over exactly, opportunity for opportunity; with
+ * another, the new trace keeps the old one's lap start and continues at
+ * its first opportunity at or after the old one's next. */
+void le_trace_carry(const struct le_trace *nt, struct le_trace_pos *np, int once, const struct le_trace *ot,
+		    const struct le_trace_pos *op, int same);
 
 #endif

@@ -262,10 +262,197 @@ static void identity(void)
 	}
 }
 
+static void *frame(struct fakes *fk, uint32_t len, uint8_t dscp, uint16_t dport)
+{
+	void *h = fk_new(fk, len);
+	uint8_t *b = fk->data[fk_idx(h)];
+
+	b[12] = 0x08;
+	b[14] = 0x45;
+	b[15] = (uint8_t)(dscp << 2);
+	b[23] = 17;
+	b[36] = (uint8_t)(dport >> 8);
+	b[37] = (uint8_t)dport;
+	return h;
+}
+
+static void release(struct le_swap *sw)
+{
+	struct le_path *left[2 * LE_SWAP_RETIRING_MAX + 2];
+	unsigned n;
+
+	le_swap_drain(sw);
+	n = le_swap_release(sw, left);
+	for (unsigned i = 0; i < n; i++) {
+		le_path_free(left[i]);
+		free(left[i]);
+	}
+}
+
+/* Departure deadlines by frame index. */
+static void collect(struct le_swap *sw, le_ns_t now, le_ns_t *dl, uint32_t max)
+{
+	struct le_frame out[64];
+	unsigned n;
+
+	while ((n = le_swap_dequeue(sw, now, out, 64)) > 0)
+		for (unsigned j = 0; j < n; j++)
+			if (fk_idx(out[j].handle) < max)
+				dl[fk_idx(out[j].handle)] = out[j].deadline;
+}
+
+/* A step lands at its model time exactly: frames before T take the old
+ * delay, from T on the new one, whether the owner polled or not. */
+static void timed_delay(int polls)
+{
+	const le_ns_t T = 5 * LE_NS_PER_MS + 1;
+	const le_ns_t at[6] = { 0, 4 * LE_NS_PER_MS, T - 1, T, T + 1, 9 * LE_NS_PER_MS };
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[6] = { 0 };
+
+	fk_init(&fk, 1);
+	if ((a = build("delay 10ms", &fk, 1)) == NULL || (b = build("delay 20ms", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	CHECK(le_swap_stage(&sw, b, T) == 0);
+	CHECK(le_swap_stage(&sw, b, T) == -1); /* one staged at a time */
+	CHECK(le_swap_next_deadline(&sw) == T);
+	for (int i = 0; i < 6; i++) {
+		if (polls)
+			for (le_ns_t t = i ? at[i - 1] : 0; t < at[i]; t += 100000)
+				collect(&sw, t, dl, 6);
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, at[i]);
+		CHECK_EQ_U64(sw.swaps, at[i] >= T);
+	}
+	collect(&sw, LE_NS_PER_S, dl, 6);
+	for (int i = 0; i < 6; i++)
+		CHECK_EQ_U64(dl[i], at[i] + (at[i] < T ? 10 : 20) * LE_NS_PER_MS);
+	CHECK_EQ_U64(sw.swapped_at, T);
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* A rate step with frames queued: the old rate serves until T (a frame
+ * it started before T finishes at the old rate), the new one after. */
+static void timed_rate(int polls)
+{
+	const le_ns_t T = 3500 * LE_NS_PER_US;
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[12] = { 0 };
+
+	fk_init(&fk, 1);
+	if ((a = build("rate 10mbit", &fk, 1)) == NULL || (b = build("rate 1mbit", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 10; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0); /* 1 ms each at 10 Mbit/s */
+	CHECK(le_swap_stage(&sw, b, T) == 0);
+	if (polls)
+		for (le_ns_t t = 0; t < T; t += 70000)
+			collect(&sw, t, dl, 12);
+	le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, T + 1);
+	collect(&sw, LE_NS_PER_S, dl, 12);
+	for (int i = 0; i < 4; i++) /* 0..3 started before T */
+		CHECK_EQ_U64(dl[i], (le_ns_t)(i + 1) * LE_NS_PER_MS);
+	for (int i = 4; i < 11; i++) /* then 10 ms each */
+		CHECK_EQ_U64(dl[i], 4 * LE_NS_PER_MS + (le_ns_t)(i - 3) * 10 * LE_NS_PER_MS);
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* The change applies at T on a dequeue too, with no frame arriving. */
+static void timed_by_dequeue(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	struct le_frame out[4];
+
+	fk_init(&fk, 1);
+	if ((a = build("delay 1ms", &fk, 1)) == NULL || (b = build("delay 2ms", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	CHECK(le_swap_stage(&sw, b, 7 * LE_NS_PER_MS) == 0);
+	le_swap_dequeue(&sw, 6 * LE_NS_PER_MS, out, 4);
+	CHECK_EQ_U64(sw.swaps, 0);
+	le_swap_dequeue(&sw, 50 * LE_NS_PER_MS, out, 4);
+	CHECK_EQ_U64(sw.swaps, 1);
+	CHECK_EQ_U64(sw.swapped_at, 7 * LE_NS_PER_MS);
+	/* the old path held nothing: handed back at once */
+	struct le_path *d = le_swap_take_drained(&sw);
+	CHECK(d == a);
+	CHECK(le_swap_take_drained(&sw) == NULL);
+	if (d) {
+		le_path_free(d);
+		free(d);
+	}
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* Classes are matched by name: reordered rules keep each class's
+ * backlog, loss chain and counts; a new name starts fresh. */
+static void classes_by_name(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[40] = { 0 };
+	struct le_counters c;
+
+	fk_init(&fk, 1);
+	a = build("delay 1ms ; class x match dscp ef : rate 1mbit ; class y match proto udp dport 5001 : loss gemodel 100% 0%",
+		  &fk, 1);
+	b = build("delay 1ms ; class z match dscp af41 : loss gemodel 100% 0% ; class y match proto udp dport 5001 : "
+		  "loss gemodel 0% 0% ; class x match dscp ef : rate 1mbit",
+		  &fk, 1);
+	if (a == NULL || b == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 5; i++) /* x: 10 ms each at 1 Mbit/s */
+		le_swap_offer(&sw, frame(&fk, 1250, 46, 0), 1250, 0);
+	le_swap_offer(&sw, frame(&fk, 100, 0, 5001), 100, 1); /* y: the chain goes Bad */
+	CHECK(le_swap_stage(&sw, b, 2) == 0);
+	le_swap_offer(&sw, frame(&fk, 1250, 46, 0), 1250, 2);       /* x after the change */
+	for (int i = 0; i < 5; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 5001), 100, 3); /* y: still Bad, p = r = 0 */
+	le_swap_offer(&sw, frame(&fk, 100, 34, 0), 100, 4);         /* z: fresh chain, Good */
+	collect(&sw, LE_NS_PER_S, dl, 40);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ_U64(dl[i], (le_ns_t)(i + 1) * 10 * LE_NS_PER_MS);
+	CHECK_EQ_U64(dl[6], 60 * LE_NS_PER_MS); /* behind x's backlog */
+	le_swap_class_counters(&sw, 2, &c); /* y, now the second rule */
+	CHECK_EQ_U64(c.rx, 6);
+	/* the first frame moved the chain to Bad (Good loses with 1-k = 0);
+	 * the five after the change meet Bad: a fresh chain would lose none */
+	CHECK_EQ_U64(c.drop[LE_DROP_LOSS], 5);
+	le_swap_class_counters(&sw, 3, &c); /* x */
+	CHECK_EQ_U64(c.rx, 6);
+	CHECK_EQ_U64(c.tx, 6);
+	le_swap_class_counters(&sw, 1, &c); /* z */
+	CHECK_EQ_U64(c.rx, 1);
+	CHECK_EQ_U64(c.tx, 1);
+	le_swap_reset_counters(&sw);
+	le_swap_class_counters(&sw, 3, &c);
+	CHECK_EQ_U64(c.rx + c.tx, 0);
+	release(&sw);
+	fk_fini(&fk);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
 		traces_dir = argv[1];
+	timed_delay(0);
+	timed_delay(1);
+	timed_rate(0);
+	timed_rate(1);
+	timed_by_dequeue();
+	classes_by_name();
 	identity();
 	return mt_summary();
 }

@@ -1,27 +1,13 @@
 /* One link: the stages of DESIGN.md section 2 in order, with the model's
  * own accounting and virtual clock; see link.h. */
 #include "link.h"
+#include "err.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ecn.h"
 #include "rate.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *le_direction_name(enum le_direction d)
 {
@@ -59,16 +45,16 @@ static uint64_t line_capacity(uint32_t limit)
 static int check_config(const struct le_link_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->limit < 1 || cfg->limit > LE_MAX_LIMIT) {
-		set_err(err, errlen, "limit %u is out of range (1 .. %u)", (unsigned)cfg->limit, LE_MAX_LIMIT);
+		le_err(err, errlen, "limit %u is out of range (1 .. %u)", (unsigned)cfg->limit, LE_MAX_LIMIT);
 		return -1;
 	}
 	if (cfg->delay > LE_MAX_DELAY_NS || cfg->jitter > LE_MAX_DELAY_NS) {
-		set_err(err, errlen, "delay %llu ns is out of range (max 3600s)",
+		le_err(err, errlen, "delay %llu ns is out of range (max 3600s)",
 			(unsigned long long)(cfg->delay > cfg->jitter ? cfg->delay : cfg->jitter));
 		return -1;
 	}
 	if (cfg->trace.enabled && cfg->rate.bps) {
-		set_err(err, errlen, "trace and rate both set the link's serializer: give one");
+		le_err(err, errlen, "trace and rate both set the link's serializer: give one");
 		return -1;
 	}
 	return 0;
@@ -87,7 +73,7 @@ static int check_ops(const struct le_link_config *c, const struct le_frame_ops *
 		what = "bytes (corrupt, ecn)";
 	if (what == NULL)
 		return 0;
-	set_err(err, errlen, "the frame operations lack %s", what);
+	le_err(err, errlen, "the frame operations lack %s", what);
 	return -1;
 }
 
@@ -107,22 +93,22 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 	le_codel_init(&l->codel);
 	l->has_queue = le_config_has_queue(cfg);
 	if (capacity > (1u << 31)) {
-		set_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
+		le_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
 		return -1;
 	}
 	if (le_jitter_init(&l->jitter, cfg, l->seed, l->direction, cls, sub, sizeof(sub)) < 0 ||
 	    le_slot_init(&l->slot, &cfg->slot, l->seed, l->direction, cls, sub, sizeof(sub)) < 0) {
-		set_err(err, errlen, "distribution: %s", sub);
+		le_err(err, errlen, "distribution: %s", sub);
 		return -1;
 	}
 	if (cfg->trace.enabled &&
 	    le_trace_load(cfg->trace.file, cfg->trace.us, &l->trace, sub, sizeof(sub)) < 0) {
-		set_err(err, errlen, "%s: %s", cfg->trace.us ? "trace-us" : "trace", sub);
+		le_err(err, errlen, "%s: %s", cfg->trace.us ? "trace-us" : "trace", sub);
 		return -1;
 	}
 	if (le_queue_init(&l->queue, l->has_queue ? cfg->limit : 0) < 0 ||
 	    le_delay_line_init_form(&l->line, (uint32_t)capacity, le_config_reorders(cfg)) < 0) {
-		set_err(err, errlen, "cannot allocate storage for %llu frames (limit %u)",
+		le_err(err, errlen, "cannot allocate storage for %llu frames (limit %u)",
 			(unsigned long long)capacity, (unsigned)cfg->limit);
 		return -1;
 	}

@@ -1,26 +1,13 @@
 /* Mahimahi traces: loading and walking; see trace.h. */
 #include "trace.h"
+#include "err.h"
 #include "textfile.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 int le_trace_parse(const char *text, size_t len, const char *name, int us, struct le_trace *t,
 		   char *err, size_t errlen)
@@ -45,18 +32,18 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 		if (stop > p && stop[-1] == '\r')
 			stop--;
 		if (stop == p) {
-			set_err(err, errlen, "%s:%u: empty line (every line is one delivery opportunity)", name,
+			le_err(err, errlen, "%s:%u: empty line (every line is one delivery opportunity)", name,
 				line);
 			goto fail;
 		}
 		if (*p == '-') {
-			set_err(err, errlen, "%s:%u: '%.*s' is negative", name, line,
+			le_err(err, errlen, "%s:%u: '%.*s' is negative", name, line,
 				(int)(stop - p > 40 ? 40 : stop - p), p);
 			goto fail;
 		}
 		for (q = p; q < stop; q++) {
 			if (!isdigit((unsigned char)*q)) {
-				set_err(err, errlen, "%s:%u: '%.*s' is not a whole number of %s", name, line,
+				le_err(err, errlen, "%s:%u: '%.*s' is not a whole number of %s", name, line,
 					(int)(stop - p > 40 ? 40 : stop - p), p, uname);
 				goto fail;
 			}
@@ -65,17 +52,17 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 				big = 1, v = max + 1;
 		}
 		if (big) {
-			set_err(err, errlen, "%s:%u: '%.*s' is too large (max %llu %s)", name, line,
+			le_err(err, errlen, "%s:%u: '%.*s' is too large (max %llu %s)", name, line,
 				(int)(stop - p > 40 ? 40 : stop - p), p, (unsigned long long)max, uname);
 			goto fail;
 		}
 		if (t->n > 0 && v < prev) {
-			set_err(err, errlen, "%s:%u: %llu is below the timestamp before it (%llu): timestamps must not decrease",
+			le_err(err, errlen, "%s:%u: %llu is below the timestamp before it (%llu): timestamps must not decrease",
 				name, line, (unsigned long long)v, (unsigned long long)prev);
 			goto fail;
 		}
 		if (t->n == LE_TRACE_MAX_LINES) {
-			set_err(err, errlen, "%s:%u: more than %u lines", name, line, LE_TRACE_MAX_LINES);
+			le_err(err, errlen, "%s:%u: more than %u lines", name, line, LE_TRACE_MAX_LINES);
 			goto fail;
 		}
 		if (t->n == cap) {
@@ -83,7 +70,7 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 			cap = cap ? cap * 2 : 1024;
 			grown = realloc(t->t, (size_t)cap * sizeof(*t->t));
 			if (grown == NULL) {
-				set_err(err, errlen, "%s: out of memory", name);
+				le_err(err, errlen, "%s: out of memory", name);
 				goto fail;
 			}
 			t->t = grown;
@@ -93,11 +80,11 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 		p = eol ? eol + 1 : end;
 	}
 	if (t->n == 0) {
-		set_err(err, errlen, "%s: empty trace (no delivery opportunities)", name);
+		le_err(err, errlen, "%s: empty trace (no delivery opportunities)", name);
 		goto fail;
 	}
 	if (t->t[t->n - 1] == 0) {
-		set_err(err, errlen, "%s:%u: the last timestamp is 0: a trace must last a nonzero time (it loops with that period)",
+		le_err(err, errlen, "%s:%u: the last timestamp is 0: a trace must last a nonzero time (it loops with that period)",
 			name, line);
 		goto fail;
 	}

@@ -190,19 +190,34 @@ fail:
 	return -1;
 }
 
+static int parse_file(const char *text, size_t len, const char *name, int variant, void *out, char *err,
+		      size_t errlen)
+{
+	return le_dist_parse(text, len, name, out, err, errlen);
+}
+
+static void free_parsed(void *obj)
+{
+	struct le_dist_table *t = obj;
+
+	free(t->v);
+}
+
+/* A table file is small (at most 16384 numbers): cap it at 16 MiB. */
+static const struct le_file_kind dist_file = { "dist", 0, 16L << 20, "16 MiB", sizeof(struct le_dist_table),
+					       parse_file, free_parsed };
+
 int le_dist_load(const char *path, struct le_dist_table *t, char *err, size_t errlen)
 {
-	/* A table file is small (at most 16384 numbers): cap it at 16 MiB. */
-	char *text;
-	size_t size;
-	int rc;
+	struct le_file_entry *ref;
+	const struct le_dist_table *shared = le_filecache_get(&dist_file, path, &ref, err, errlen);
 
 	memset(t, 0, sizeof(*t));
-	if (le_read_text_file(path, 16L << 20, "16 MiB", &text, &size, err, errlen) < 0)
+	if (shared == NULL)
 		return -1;
-	rc = le_dist_parse(text, size, path, t, err, errlen);
-	free(text);
-	return rc;
+	*t = *shared;
+	t->shared = ref;
+	return 0;
 }
 
 int le_dist_table_init(struct le_dist_table *t, enum le_dist d, const char *file, char *err,
@@ -225,7 +240,10 @@ int le_dist_table_init(struct le_dist_table *t, enum le_dist d, const char *file
 
 void le_dist_table_free(struct le_dist_table *t)
 {
-	free(t->v);
+	if (t->shared != NULL)
+		le_filecache_put(t->shared);
+	else
+		free(t->v);
 	memset(t, 0, sizeof(*t));
 }
 

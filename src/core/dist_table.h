@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "filecache.h"
+
 #define LE_DIST_SCALE 8192
 #define LE_DIST_MAX 16384         /* netem's NETEM_DIST_MAX */
 #define LE_DIST_BUILTIN_SIZE 4096 /* entries of a generated table, as iproute2's */
@@ -38,6 +40,7 @@ enum le_dist {
 struct le_dist_table {
 	uint32_t size;         /* 0: no table (uniform) */
 	int16_t *v;
+	struct le_file_entry *shared; /* from a file: shared, read-only (filecache.h) */
 };
 
 /* "uniform", "normal", "pareto", "paretonormal"; "file" for LE_DIST_FILE. */
@@ -53,8 +56,9 @@ void le_dist_generate(enum le_dist d, int16_t *out);
 /* Writes a generated table in the .dist format. */
 void le_dist_write(FILE *f, enum le_dist d);
 
-/* Reads a .dist file. Errors name the file and line:
- *   "x.dist:3: '12a' is not an integer". The table is allocated. */
+/* Reads (or shares, filecache.h) a .dist file. Errors name the file and
+ * line: "x.dist:3: '12a' is not an integer". le_dist_table_free releases
+ * it. */
 int le_dist_load(const char *path, struct le_dist_table *t, char *err, size_t errlen);
 /* The same from text already in memory; `name` is used in messages. */
 int le_dist_parse(const char *text, size_t len, const char *name, struct le_dist_table *t, char *err,

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filecache.h"
 #include "le_time.h"
 
 #define LE_TRACE_OPPORTUNITY 1500u
@@ -36,6 +37,7 @@ struct le_trace {
 	le_ns_t *t;        /* opportunity times from the trace's start, ns */
 	uint32_t n;
 	le_ns_t period;    /* last timestamp */
+	struct le_file_entry *shared; /* loaded from a file: shared, read-only (filecache.h) */
 };
 
 /* Where a link is in its trace. */
@@ -46,6 +48,8 @@ struct le_trace_pos {
 	int ended;         /* `once` and every opportunity used */
 };
 
+/* Loads (or shares, filecache.h) the trace file; le_trace_free releases
+ * it. */
 int le_trace_load(const char *path, int us, struct le_trace *t, char *err, size_t errlen);
 int le_trace_parse(const char *text, size_t len, const char *name, int us, struct le_trace *t,
 		   char *err, size_t errlen);

@@ -9,6 +9,7 @@
  * time, whenever the owner polls. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "fake.h"
 #include "minitest.h"
@@ -443,6 +444,215 @@ static void classes_by_name(void)
 	fk_fini(&fk);
 }
 
+/* A change of loss model: the loss stream goes on (not reseeded), the
+ * chain does not (a different model starts in state 1). The new model's
+ * fates equal those of a fresh `loss 50%` link whose stream already gave
+ * the draws the old model took: two per frame for gemodel. */
+static void loss_model_change(void)
+{
+	struct fakes fk;
+	struct le_swap sw, ref;
+	struct le_path *a, *b, *r;
+	le_ns_t dl[400] = { 0 };
+	int diff = 0, lost = 0;
+
+	fk_init(&fk, 1);
+	a = build("loss gemodel 30% 10% 70% 1%", &fk, 1);
+	b = build("loss 50%", &fk, 1);
+	r = build("loss 50%", &fk, 1);
+	if (a == NULL || b == NULL || r == NULL)
+		return;
+	le_swap_init(&sw, a);
+	le_swap_init(&ref, r);
+	for (int i = 0; i < 100; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, (le_ns_t)i);
+	CHECK(le_swap_stage(&sw, b, 100) == 0);
+	for (int i = 0; i < 200; i++) /* indices 100..299: the reference's first 200 */
+		le_swap_offer(&ref, frame(&fk, 100, 0, 0), 100, (le_ns_t)i);
+	for (int i = 0; i < 100; i++) { /* 300..399: after the change, and the reference's next */
+		void *x = frame(&fk, 100, 0, 0), *y;
+		le_swap_offer(&sw, x, 100, 100 + (le_ns_t)i);
+		(void)y;
+	}
+	for (int i = 0; i < 100; i++)
+		le_swap_offer(&ref, frame(&fk, 100, 0, 0), 100, 200 + (le_ns_t)i); /* 400..499 */
+	collect(&sw, LE_NS_PER_S, dl, 400);
+	{
+		le_ns_t rdl[500] = { 0 };
+		collect(&ref, LE_NS_PER_S, rdl, 500);
+		for (int i = 0; i < 100; i++) {
+			int gone_new = fk.state[300 + i] == FK_FREED, gone_ref = fk.state[400 + i] == FK_FREED;
+			diff += gone_new != gone_ref;
+			lost += gone_new;
+		}
+	}
+	CHECK_EQ_U64(diff, 0);
+	CHECK(lost > 20 && lost < 80, "%d lost", lost); /* a real loss 50% */
+	release(&sw);
+	release(&ref);
+	fk_fini(&fk);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		CHECK(0, "cannot write %s", path);
+		return;
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/* rate -> slot and rate -> trace with frames still queued: frames the
+ * rate started before T finish at the rate; the rest wait for the new
+ * serializer, which starts at T. 1250 B at 1 Mbit/s = 10 ms; T = 15 ms. */
+static void rate_to(const char *cfg, const le_ns_t want[5])
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[5] = { 0 };
+
+	fk_init(&fk, 1);
+	if ((a = build("rate 1mbit", &fk, 1)) == NULL || (b = build(cfg, &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 5; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
+	CHECK(le_swap_stage(&sw, b, 15 * LE_NS_PER_MS) == 0);
+	collect(&sw, LE_NS_PER_S, dl, 5);
+	for (int i = 0; i < 5; i++)
+		CHECK(dl[i] == want[i], "'%s' frame %d: %llu, want %llu", cfg, i, (unsigned long long)dl[i],
+		      (unsigned long long)want[i]);
+	CHECK_EQ_U64(le_swap_depth(&sw), 0);
+	release(&sw);
+	fk_fini(&fk);
+}
+
+static void rate_to_slot_and_trace(void)
+{
+	static char file[] = "/tmp/le_swap_trace_XXXXXX";
+	int fd = mkstemp(file);
+	char cfg[100];
+	/* slot 10ms packets 2: a slot at T + 10 ms for two, the next 10 ms on */
+	static const le_ns_t slot[5] = { 10000000, 20000000, 25000000, 25000000, 35000000 };
+	/* one opportunity a ms, starting after T: 1250 B frames share them */
+	static const le_ns_t trace[5] = { 10000000, 20000000, 16000000, 17000000, 18000000 };
+
+	if (fd < 0)
+		return;
+	close(fd);
+	write_file(file, "1\n");
+	rate_to("slot 10ms packets 2", slot);
+	snprintf(cfg, sizeof(cfg), "trace %s", file);
+	rate_to(cfg, trace);
+	unlink(file);
+}
+
+/* noreorder with frames still queued in the old link: nothing the new
+ * link sends leaves before them. */
+static void noreorder_queued(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[25] = { 0 };
+
+	fk_init(&fk, 1);
+	if ((a = build("rate 1mbit delay 50ms 10ms noreorder", &fk, 1)) == NULL ||
+	    (b = build("delay 1ms 1ms noreorder", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 5; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
+	CHECK(le_swap_stage(&sw, b, 15 * LE_NS_PER_MS) == 0);
+	for (int i = 0; i < 20; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, 16 * LE_NS_PER_MS + (le_ns_t)i * 100000);
+	collect(&sw, LE_NS_PER_S, dl, 25);
+	for (int i = 1; i < 25; i++)
+		CHECK(dl[i] >= dl[i - 1], "frame %d at %llu before frame %d at %llu", i, (unsigned long long)dl[i],
+		      i - 1, (unsigned long long)dl[i - 1]);
+	CHECK(dl[1] >= 20 * LE_NS_PER_MS + 40 * LE_NS_PER_MS); /* the old delay, after the rate */
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* reorder's gap: its counter goes on across a change, so every third
+ * frame is still sent ahead (frames 2, 5, 8, 11). */
+static void reorder_gap_phase(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[12] = { 0 };
+
+	fk_init(&fk, 1);
+	if ((a = build("delay 10ms reorder 100% gap 3", &fk, 1)) == NULL ||
+	    (b = build("delay 10ms reorder 100% gap 3", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 12; i++) {
+		if (i == 4)
+			CHECK(le_swap_stage(&sw, b, (le_ns_t)i * 1000) == 0);
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, (le_ns_t)i * 1000);
+	}
+	collect(&sw, LE_NS_PER_S, dl, 12);
+	for (int i = 0; i < 12; i++)
+		CHECK_EQ_U64(dl[i], (le_ns_t)i * 1000 + (i % 3 == 2 ? 0 : 10 * LE_NS_PER_MS));
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* A trace with several opportunities in one millisecond, changed to the
+ * same file mid-run and to a copy of it (another table: the phase is
+ * mapped by time): departures as without the change. */
+static void trace_phase(void)
+{
+	static char f1[] = "/tmp/le_swap_ml1_XXXXXX", f2[] = "/tmp/le_swap_ml2_XXXXXX";
+	int d1 = mkstemp(f1), d2 = mkstemp(f2);
+	static const le_ns_t want[8] = { 2000000, 2000000, 2000000, 4000000, 6000000, 6000000, 6000000, 8000000 };
+
+	if (d1 < 0 || d2 < 0)
+		return;
+	close(d1);
+	close(d2);
+	write_file(f1, "2\n2\n2\n4\n");
+	write_file(f2, "2\n2\n2\n4\n");
+	for (int v = 0; v < 3; v++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *a, *b;
+		le_ns_t dl[8] = { 0 };
+		char ca[100], cb[100];
+
+		snprintf(ca, sizeof(ca), "trace %s", f1);
+		snprintf(cb, sizeof(cb), "trace %s", v == 2 ? f2 : f1);
+		fk_init(&fk, 1);
+		if ((a = build(ca, &fk, 1)) == NULL || (b = build(cb, &fk, 1)) == NULL)
+			return;
+		le_swap_init(&sw, a);
+		for (int i = 0; i < 4; i++)
+			le_swap_offer(&sw, frame(&fk, 1500, 0, 0), 1500, 0);
+		if (v > 0)
+			CHECK(le_swap_stage(&sw, b, 3 * LE_NS_PER_MS) == 0);
+		for (int i = 0; i < 4; i++)
+			le_swap_offer(&sw, frame(&fk, 1500, 0, 0), 1500, 3 * LE_NS_PER_MS + (le_ns_t)i);
+		collect(&sw, LE_NS_PER_S, dl, 8);
+		for (int i = 0; i < 8; i++)
+			CHECK(dl[i] == want[i], "variant %d frame %d: %llu", v, i, (unsigned long long)dl[i]);
+		if (v == 0) {
+			le_path_free(b);
+			free(b);
+		}
+		release(&sw);
+		fk_fini(&fk);
+	}
+	unlink(f1);
+	unlink(f2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -453,6 +663,11 @@ int main(int argc, char **argv)
 	timed_rate(1);
 	timed_by_dequeue();
 	classes_by_name();
+	loss_model_change();
+	rate_to_slot_and_trace();
+	noreorder_queued();
+	reorder_gap_phase();
+	trace_phase();
 	identity();
 	return mt_summary();
 }

@@ -90,7 +90,8 @@ static le_ns_t next_gap(struct source *s)
 	return (r & 15) == 0 ? 1000000 + (r >> 8) % 3000000 : 2000 + (r >> 8) % 18000;
 }
 
-#define FRAMES 3000
+/* frames per run: 3000, or argv[2] (fewer under valgrind) */
+static long FRAMES = 3000;
 #define POLL 70000 /* the owner polls every 70 us, whatever happens */
 
 struct outcome {
@@ -170,7 +171,8 @@ static int run(const char *a, const char *b, long k, int early, struct outcome *
 	}
 	if (k >= 0)
 		CHECK(sw.swaps == 1 && (early ? sw.swapped_at == tk : 1));
-	for (le_ns_t end = t + 30 * LE_NS_PER_S; poll < end; poll += POLL)
+	/* until everything left (a `once` trace may keep frames: 30 s) */
+	for (le_ns_t end = t + 30 * LE_NS_PER_S; poll < end && le_swap_depth(&sw) > 0; poll += POLL)
 		take(&fk, &sw, poll, o);
 	o->freed = fk.freed;
 	le_swap_counters(&sw, &o->ctr);
@@ -236,7 +238,7 @@ static const struct {
 
 static void identity(void)
 {
-	static const long ks[] = { 0, 1, 777, 1500, 2999 };
+	const long ks[] = { 0, 1, FRAMES / 4, FRAMES / 2, FRAMES - 1 };
 
 	for (unsigned c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
 		struct outcome base, o;
@@ -252,13 +254,13 @@ static void identity(void)
 				      (unsigned long long)base.sent, (unsigned long long)base.freed);
 		}
 		/* Staged long before its time, with polls in between. */
-		if (run(configs[c].cfg, configs[c].cfg, 1200, 1, &o) == 0)
+		if (run(configs[c].cfg, configs[c].cfg, FRAMES * 2 / 5, 1, &o) == 0)
 			CHECK(same(&base, &o), "'%s' staged early", configs[c].cfg);
 		if (!configs[c].random)
 			continue;
 		/* Another seed: the streams start anew from it. */
 		snprintf(other, sizeof(other), "%s seed 99", configs[c].cfg);
-		if (strchr(configs[c].cfg, ';') == NULL && run(configs[c].cfg, other, 1000, 0, &o) == 0)
+		if (strchr(configs[c].cfg, ';') == NULL && run(configs[c].cfg, other, FRAMES / 3, 0, &o) == 0)
 			CHECK(!same(&base, &o), "'%s': seed 99 changed nothing", configs[c].cfg);
 	}
 }
@@ -657,6 +659,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1)
 		traces_dir = argv[1];
+	if (argc > 2)
+		FRAMES = atol(argv[2]);
 	timed_delay(0);
 	timed_delay(1);
 	timed_rate(0);

@@ -655,6 +655,37 @@ static void trace_phase(void)
 	unlink(f2);
 }
 
+/* A change that lowers the limit far below what is queued loses no
+ * admitted frame: the new serializer waits for room in its delay line. */
+static void limit_lowered(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	struct le_counters c = { 0 };
+	struct le_frame out[256];
+	uint64_t sent = 0;
+
+	fk_init(&fk, 1);
+	if ((a = build("rate 1mbit limit 5000", &fk, 1)) == NULL ||
+	    (b = build("rate 10gbit delay 1s limit 100", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 3000; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
+	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);
+	for (le_ns_t t = 0; t < 100 * LE_NS_PER_S && le_swap_depth(&sw) > 0; t += LE_NS_PER_MS) {
+		unsigned n;
+		while ((n = le_swap_dequeue(&sw, t, out, 256)) > 0)
+			sent += fk_sent(&fk, out, n) == 0 ? n : 0;
+	}
+	le_swap_counters(&sw, &c);
+	CHECK_EQ_U64(sent, 3000);
+	CHECK_EQ_U64(le_counters_dropped(&c), 0);
+	release(&sw);
+	fk_fini(&fk);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -672,6 +703,7 @@ int main(int argc, char **argv)
 	noreorder_queued();
 	reorder_gap_phase();
 	trace_phase();
+	limit_lowered();
 	identity();
 	return mt_summary();
 }

@@ -12,12 +12,12 @@ __version__ = "0.1.0"
 # stays cheap for the command line.
 _API = {
     "Bed": "linkemu.api", "Link": "linkemu.api",
-    "Stats": "linkemu.counters", "FinalReport": "linkemu.counters",
-    "DirectionCounters": "linkemu.counters", "ClassCounters": "linkemu.counters",
-    "ErrorSummary": "linkemu.counters",
+    "Stats": "linkemu.daemon.counters", "FinalReport": "linkemu.daemon.counters",
+    "DirectionCounters": "linkemu.daemon.counters", "ClassCounters": "linkemu.daemon.counters",
+    "ErrorSummary": "linkemu.daemon.counters",
     "LinkemuError": "linkemu.errors", "UsageError": "linkemu.errors",
-    "DaemonStartError": "linkemu.daemon",
-    "ControlError": "linkemu.control", "DaemonRefused": "linkemu.control",
+    "DaemonStartError": "linkemu.daemon.daemon",
+    "ControlError": "linkemu.daemon.control", "DaemonRefused": "linkemu.daemon.control",
 }
 __all__ = ["__version__", *_API]
 

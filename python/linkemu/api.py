@@ -22,11 +22,13 @@ import subprocess
 import sys
 from typing import Sequence
 
-from linkemu import attached, control, daemon, netns, paths, ports, profiles, testbed
-from linkemu.counters import FinalReport, Stats
-from linkemu.cpus import tool_cpus
+from linkemu import profiles
+from linkemu.bed import attached, netns, paths, ports, testbed
+from linkemu.bed.cpus import tool_cpus
+from linkemu.bed.nsref import NsRef
+from linkemu.daemon import control, daemon
+from linkemu.daemon.counters import FinalReport, Stats
 from linkemu.errors import LinkemuError, UsageError
-from linkemu.nsref import NsRef
 
 ROLES = ("src", "dst")
 _SHELL_AUTO = "sh"       # `Bed.shell()` without a name: sh0, sh1, ...

@@ -1,59 +1,24 @@
-"""Helpers of the API tests (beds "la", "lh", "lk"): the CLI as a user
-runs it, what the machine holds of our beds, and a snapshot of a
-namespace to compare before and after linkemu touched it.
-
-tests/api is a package (api.conftest, api.apikit) so that collecting it
-with other test directories never mixes up their conftest modules.
-"""
+"""Helpers of the API suite (beds "la", "lh", "lk"): what the machine
+still holds of them, a snapshot of a namespace to compare before and after
+linkemu touched it, and readers of ping's and linkemu's output."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-if str(REPO / "python") not in sys.path:
-    sys.path.insert(0, str(REPO / "python"))
-
-from linkemu import netns, paths, procs, testbed  # noqa: E402
-from linkemu.nsref import NsRef  # noqa: E402
+import kit
+from linkemu.bed import netns
+from linkemu.bed.nsref import NsRef
 
 BEDS = ("la", "lh", "lk")
+USER_NS_PREFIXES = tuple(f"{b}user" for b in BEDS)   # namespaces standing for a user's
 
 
-def cli_env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO / "python") + (os.pathsep + env["PYTHONPATH"]
-                                                 if env.get("PYTHONPATH") else "")
-    env.update(extra or {})
-    return env
-
-
-def linkemu(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """`linkemu ARGS` as a user runs it; never raises on the exit code."""
-    return subprocess.run([sys.executable, "-m", "linkemu", *args], capture_output=True,
-                          text=True, timeout=timeout, env=cli_env())
-
-
-def leftovers(prefixes=BEDS) -> list[str]:
-    """Anything of our beds (namespaces, links, daemons, runtime files)
-    still on the machine."""
-    found = [f"namespace {n}" for n in netns.ns_list() if n.startswith(prefixes)]
-    found += [f"link {d}" for d in os.listdir("/sys/class/net")
-              if d.startswith(tuple(f"{p}-" for p in prefixes))]
-    for name in prefixes:
-        b = testbed.bed_for(name)
-        found += [f"linkemud pid {p}" for p in procs.find_linkemud(b.file_prefix)]
-        if paths.bed_run_dir(name).exists():
-            found.append(f"dir {paths.bed_run_dir(name)}")
-        if (paths.DPDK_RUN_ROOT / b.file_prefix).exists():
-            found.append(f"dir {paths.DPDK_RUN_ROOT / b.file_prefix}")
-        found += [f"file {f}" for f in Path("/dev/hugepages").glob(f"{b.file_prefix}map_*")]
-    return found
+def leftovers() -> list[str]:
+    """Anything of our three beds (namespaces, links, processes, runtime
+    files), or of the namespaces the tests created for a user, still here."""
+    found = [x for b in BEDS for x in kit.leftovers(b)]
+    return found + [f"namespace {n}" for n in netns.ns_list() if n.startswith(USER_NS_PREFIXES)]
 
 
 # What a test compares before and after linkemu used a namespace. Keys

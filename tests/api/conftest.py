@@ -1,65 +1,41 @@
-"""The API's tests: `linkemu shell`, `testbed up --between`, `run --ports`
-and the Python API, on beds named "la", "lh" and "lk" (and namespaces
-standing for a user's own, whose names start with those too).
+"""Suite `api` (marker `api`): `linkemu shell`, `testbed up --between`,
+`run --ports` and the Python API (with docs/python.md's example).
 
-They need root, working `ip netns` and a built linkemud; without them
-they are skipped with the reason, except under CI=true, where that is a
-failure. The session fails if anything of those beds is left behind.
+It uses three beds, "la" (shell, pair), "lh" (between) and "lk" (ports),
+and namespaces standing for a user's own whose names start with those
+(lhuser1, lkuser1, ...). A test on them uses the `bed_session` fixture
+(so the kit marks it `live`): every bed is taken down at the start, and
+at the end the session fails if anything of them is left. The kit's rules
+apply (tests/kit, docs/testing.md); the tests without a bed run as any
+user.
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from .apikit import BEDS, leftovers  # noqa: F401  (sets sys.path)
+from kit import need
+from kit.need import bed_usable
+from linkemu import api
+from linkemu.bed import netns
 
-from linkemu import api, netns, paths  # noqa: E402
-
-_usable: tuple[bool, str] | None = None
-
-
-def usable() -> tuple[bool, str]:
-    global _usable
-    if _usable is None:
-        if os.geteuid() != 0:
-            _usable = (False, "needs root (namespaces, veths, hugepages)")
-        elif paths.find_linkemud() is None:
-            _usable = (False, "linkemud is not built (make build)")
-        else:
-            _usable = netns.netns_usable()
-    return _usable
+from .apikit import BEDS, USER_NS_PREFIXES, leftovers
 
 
-def pytest_collection_modifyitems(config, items):
-    ok, why = usable()
-    if ok or os.environ.get("CI") == "true":
-        return      # under CI a missing capability fails the tests that need it
-    skip = pytest.mark.skip(reason=why)
-    for item in items:
-        if "needs_root" in item.keywords:
-            item.add_marker(skip)
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "needs_root: builds beds and runs linkemud")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def api_session():
-    """Clean slate first; at the end, nothing of la/lh/lk may be left."""
-    if not usable()[0]:
-        yield
-        return
-    for name in BEDS:
-        api.Bed(name).down()
-    yield
-    left = leftovers()
+def _clean() -> None:
     for name in BEDS:
         api.Bed(name).down()
     for ns in netns.ns_list():
-        if ns.startswith(BEDS):
+        if ns.startswith(USER_NS_PREFIXES):
             netns.ns_del(ns)
+
+
+@pytest.fixture(scope="session")
+def bed_session(linkemud_bin):
+    need(*bed_usable())
+    _clean()
+    yield BEDS
+    left = leftovers()
+    _clean()
     if left:
-        pytest.fail(f"left behind after the API tests: {left}")
+        pytest.fail(f"left behind after the API suite: {left}")

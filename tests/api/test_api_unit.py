@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from .apikit import REPO  # noqa: F401  (sets sys.path)
-
-import linkemu  # noqa: E402
-from linkemu import api, attached, ports  # noqa: E402
-from linkemu.counters import FinalReport, Stats  # noqa: E402
-from linkemu.nsref import NsRef  # noqa: E402
+import linkemu
+from linkemu import api
+from linkemu.bed import attached, ports
+from linkemu.bed.nsref import NsRef
+from linkemu.daemon.counters import FinalReport, Stats
 
 FINAL = {
     "version": "0.1.0", "layout": "single", "lcores": 1, "seed": 7, "tsc_hz": 2.3e9,

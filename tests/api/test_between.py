@@ -11,12 +11,14 @@ import time
 
 import pytest
 
-from .apikit import diff, leftovers, linkemu, ping_rtts, snapshot
+from kit import linkemu
+from linkemu import api
+from linkemu.bed import netns
+from linkemu.bed.nsref import NsRef
 
-from linkemu import api, netns  # noqa: E402
-from linkemu.nsref import NsRef  # noqa: E402
+from .apikit import diff, leftovers, ping_rtts, snapshot
 
-pytestmark = pytest.mark.needs_root
+pytestmark = pytest.mark.usefixtures("bed_session")
 BED = "lh"
 NS1, NS2 = "lhuser1", "lhuser2"
 CLOCK_TOLERANCE_MS = 0.05     # see test_shell.py

@@ -7,9 +7,11 @@ import sys
 
 import pytest
 
-from .apikit import REPO, cli_env, leftovers
+from kit import REPO, cli_env
 
-pytestmark = pytest.mark.needs_root
+from .apikit import leftovers
+
+pytestmark = pytest.mark.usefixtures("bed_session")
 
 
 def test_python_example_runs():

@@ -9,11 +9,12 @@ import json
 
 import pytest
 
-from .apikit import leftovers, linkemu, ping_rtts
+from kit import linkemu
+from linkemu.bed import netns
 
-from linkemu import netns  # noqa: E402
+from .apikit import leftovers, ping_rtts
 
-pytestmark = pytest.mark.needs_root
+pytestmark = pytest.mark.usefixtures("bed_session")
 BED = "lk"
 OTHER_BED = "lh"
 PORTS = ("lk-p0", "lk-p1")

@@ -16,11 +16,13 @@ import time
 
 import pytest
 
-from .apikit import cli_env, emulation_p99_ms, leftovers, linkemu, ping_rtts
+from kit import cli_env, linkemu
+from linkemu import api
+from linkemu.bed import attached, netns, procs
 
-from linkemu import api, attached, netns, procs  # noqa: E402
+from .apikit import emulation_p99_ms, leftovers, ping_rtts
 
-pytestmark = pytest.mark.needs_root
+pytestmark = pytest.mark.usefixtures("bed_session")
 BED = "la"
 # The daemon's deadline comes from the TSC, calibrated against
 # CLOCK_MONOTONIC_RAW at start; ping measures with the kernel's clock. A

@@ -17,9 +17,11 @@ import math
 import sys
 import time
 
-from linkemu import api, daemon, hugepages, procs, testbed
+from linkemu import api
+from linkemu.bed import hugepages, procs, testbed
+from linkemu.bed.interrupts import interruptible, shielded
+from linkemu.daemon import daemon
 from linkemu.errors import LinkemuError
-from linkemu.interrupts import interruptible, shielded
 
 # One mbuf of linkemud's pool: 2,176 B of buffer + struct rte_mbuf (128 B)
 # + mempool header and alignment: ~2.4 KB of hugepage memory per frame held.

@@ -1,0 +1,118 @@
+"""`linkemu run` (start linkemud on a bed, optionally playing a scenario)
+and `linkemu stop` (stop it, print the final counters)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from linkemu import api
+from linkemu.bed.interrupts import interruptible, shielded
+from linkemu.cli import profile, scenario
+from linkemu.cli.common import err
+from linkemu.cli.testbed import bed_from_args, bring_up
+from linkemu.daemon import daemon
+from linkemu.errors import LinkemuError
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    bed = bed_from_args(a)
+    a2b, b2a = api.resolve_links(a.a2b, a.b2a, a.profile)
+    daemon.validate(daemon.DaemonConfig(bed=bed.layout, a2b=a2b, b2a=b2a,
+                                        pmd=a.pmd or "af_xdp", lcores=a.lcores or "",
+                                        layout=a.layout, seed=a.seed))
+    daemon.require_binary()
+    scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
+    bed.require_no_daemon()
+    with interruptible():
+        if not bed.is_up() and bed.kind != "ports":
+            print(f"linkemu: bringing up test bed '{bed.name}'", file=sys.stderr)
+        # Always: up is idempotent, and on a built bed it re-checks what
+        # the daemon relies on (offloads off, hugepages free).
+        bring_up(bed, a.pmd or "af_xdp")
+        link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed)
+        player = scenario.run_scenario_start(scen, bed.layout, a.detach, link._daemon)
+        ready = (f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {link.pmd}, "
+                 f"lcores {a.lcores or daemon.default_lcores()})")
+        if a.detach:
+            link.detach()
+            print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
+            return 0
+        try:
+            print(f"{ready}\n  a2b: {a2b or '(no impairment)'}\n"
+                  f"  b2a: {b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
+            while link.exit_code() is None:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+    with shielded():
+        scenario.run_scenario_stop(player)
+        crashed = link.exit_code()
+        report = _stop(link)
+    rc = _report_stop(report, as_json=False)
+    if crashed is not None:
+        err(f"linkemud exited by itself with code {crashed}; log:\n"
+             f"{daemon.log_tail(bed.layout)}")
+        return 1
+    return rc
+
+
+def cmd_stop(a: argparse.Namespace) -> int:
+    bed = api.Bed(a.bed)
+    with shielded():
+        report = _stop(bed.attach())
+    return _report_stop(report, a.json)
+
+
+def _stop(link: api.Link):
+    """link.stop(), or None after saying why there are no final counters."""
+    try:
+        report = link.stop()
+    except LinkemuError as e:
+        err(str(e))
+        return None
+    if report.how == "killed":
+        err(f"linkemud (pid {report.pid}) did not exit within {daemon.STOP_TIMEOUT_S:.0f} s "
+             f"of SIGTERM and was killed (SIGKILL)")
+    return report
+
+
+def _report_stop(report, as_json: bool) -> int:
+    if report is None:
+        return 1
+    print(json.dumps(report.raw, indent=2) if as_json else report.format())
+    if report.problems:
+        err("frame conservation violated:\n  " + "\n  ".join(report.problems))
+        return 1
+    return 0
+
+
+def register(sub, bed_opt: argparse.ArgumentParser) -> None:
+    """Add run and stop to the main parser."""
+    r = sub.add_parser("run", parents=[bed_opt], help="start linkemud on a bed")
+    r.add_argument("--a2b", default=None, metavar="GRAMMAR",
+                   help="link src -> dst, netem words (e.g. 'delay 10ms loss 1%%'); "
+                        "empty = no impairment")
+    r.add_argument("--b2a", default=None, metavar="GRAMMAR", help="link dst -> src")
+    profile.add_run_option(r)
+    r.add_argument("--pmd", choices=daemon.PMDS, default=None,
+                   help="DPDK driver for the veths (default: af_xdp, falling back to "
+                        "af_packet if af_xdp does not start)")
+    r.add_argument("--lcores", default=None, metavar="LIST",
+                   help=f"EAL lcore list (default here: {daemon.default_lcores()})")
+    r.add_argument("--layout", choices=daemon.LAYOUTS, default=None)
+    r.add_argument("--seed", type=int, default=None, metavar="N")
+    r.add_argument("--detach", action="store_true", help="return once the daemon is ready")
+    r.add_argument("--scenario", default=None, metavar="FILE",
+                   help="play a scenario file (timed link changes) once the daemon is ready")
+    r.add_argument("--ports", default=None, metavar="IF_A,IF_B",
+                   help="run on two existing host interfaces (AF_XDP/AF_PACKET) or "
+                        "DPDK-bound PCI addresses instead of a bed; nothing of them is "
+                        "changed (--bed names the run's files)")
+    r.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("stop", parents=[bed_opt], help="stop linkemud, print final counters")
+    s.add_argument("--json", action="store_true", help="print the daemon's final JSON")
+    s.set_defaults(func=cmd_stop)

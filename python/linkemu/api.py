@@ -188,6 +188,13 @@ class Bed:
             raise LinkemuError(f"linkemud is already running on bed '{self.name}' (pid "
                                f"{running}); run `linkemu stop --bed {self.name}` first")
 
+    def control(self, timeout: float = control.DEFAULT_TIMEOUT_S,
+                wait_s: float = 0.0) -> control.ControlClient:
+        """A connected client of the running daemon's control socket (for
+        what Link does not wrap: raw lines, help, watch). The error says
+        why when there is none: no daemon, no socket, a stale socket."""
+        return control.connect_bed(self.layout, timeout, wait_s)
+
     def attach(self) -> "Link":
         """The daemon already running on this bed (e.g. `linkemu run --detach`)."""
         pid = testbed.daemon_pid(self.layout)
@@ -303,7 +310,7 @@ class Link:
         if self.report is not None:
             raise LinkemuError(f"the link on bed '{self.bed.name}' is stopped")
         if self._client is None:
-            self._client = control.connect_bed(self.bed.layout, wait_s=2.0)
+            self._client = self.bed.control(wait_s=2.0)
         return self._client
 
     def set(self, a2b: str | None = None, b2a: str | None = None) -> dict:

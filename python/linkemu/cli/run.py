@@ -33,7 +33,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         # the daemon relies on (offloads off, hugepages free).
         bring_up(bed, a.pmd or "af_xdp")
         link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed)
-        player = scenario.run_scenario_start(scen, bed.layout, a.detach, link._daemon)
+        player = scenario.run_scenario_start(scen, link, a.detach)
         ready = (f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {link.pmd}, "
                  f"lcores {a.lcores or daemon.default_lcores()})")
         if a.detach:

@@ -17,6 +17,8 @@
 
 #include <rte_lcore.h>
 
+#include "json.h"
+
 #define POLL_MS 50          /* also how often drained models are freed */
 #define APPLY_TIMEOUT_MS 2000
 
@@ -62,21 +64,6 @@ static void send_text(struct client *c, const char *text, size_t len)
 	}
 }
 
-static void json_escape_to(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20 || ch >= 0x7f)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static void reply_error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reply_error(struct client *c, const char *fmt, ...)
 {
@@ -90,7 +77,7 @@ static void reply_error(struct client *c, const char *fmt, ...)
 	if (!f)
 		return;
 	fputs("{\"ok\": false, \"error\": ", f);
-	json_escape_to(f, msg);
+	le_json_string(f, msg);
 	fputs("}\n", f);
 	fclose(f);
 	send_text(c, buf, len);
@@ -123,7 +110,7 @@ static void cmd_show(struct dp_control *ctl, struct client *c)
 	for (int d = 0; d < LE_DIRS; d++) {
 		const struct dp_model *m = __atomic_load_n(&ctl->st->dir[d].models.active, __ATOMIC_ACQUIRE);
 		fprintf(f, ", \"%s\": ", le_direction_name(d));
-		json_escape_to(f, m->text);
+		le_json_string(f, m->text);
 	}
 	fputs("}\n", f);
 	fclose(f);
@@ -196,8 +183,11 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 			sleep_ms(1);
 			if (++waited >= APPLY_TIMEOUT_MS) {
 				/* The lcore will still take it; say so rather than lie. */
-				reply_error(c, "set %s: not applied within %u ms (data plane stalled?)", dir_word,
-					    APPLY_TIMEOUT_MS);
+				uint32_t held = __atomic_load_n(&dir->models.waiting_depth, __ATOMIC_RELAXED);
+				reply_error(c, "set %s: not applied within %u ms (it will be once the earlier models "
+					       "drain: the lcore last saw %u frames held, memory allows a new model "
+					       "at %" PRIu64 ")", dir_word, APPLY_TIMEOUT_MS, held,
+					    dir->models.adopt_max_depth);
 				return;
 			}
 		}
@@ -208,7 +198,7 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 	if (!f)
 		return;
 	fprintf(f, "{\"ok\": true, \"dir\": \"%s\", \"config\": ", dir_word);
-	json_escape_to(f, m->text);
+	le_json_string(f, m->text);
 	fprintf(f, ", \"applied_ns\": %" PRIu64 "}\n", __atomic_load_n(&dir->models.applied_ns, __ATOMIC_RELAXED));
 	fclose(f);
 	send_text(c, buf, len);
@@ -227,8 +217,15 @@ static void cmd_stats(struct dp_control *ctl, struct client *c)
 		return;
 	}
 	pthread_mutex_lock(&ctl->st->lock);
-	dp_state_report(ctl->st, r, 1);
+	int rc = dp_state_report(ctl->st, r, 1);
 	pthread_mutex_unlock(&ctl->st->lock);
+	if (rc) {
+		fclose(f);
+		free(buf);
+		free(r);
+		reply_error(c, "stats: the data plane did not answer (linkemud is stopping)");
+		return;
+	}
 	fputs("{\"ok\": true, \"stats\": ", f);
 	dp_report_print_json(f, r); /* ends with a newline */
 	fclose(f);
@@ -248,7 +245,12 @@ static void cmd_reset_stats(struct dp_control *ctl, struct client *c)
 		return;
 	}
 	pthread_mutex_lock(&ctl->st->lock);
-	dp_state_report(ctl->st, r, 0);
+	if (dp_state_report(ctl->st, r, 0)) {
+		pthread_mutex_unlock(&ctl->st->lock);
+		free(r);
+		reply_error(c, "reset stats: the data plane did not answer (linkemud is stopping)");
+		return;
+	}
 	free(ctl->st->baseline);
 	ctl->st->baseline = r;
 	pthread_mutex_unlock(&ctl->st->lock);

@@ -109,6 +109,7 @@ static unsigned flush_to_ring(struct dp_task *t)
 	unsigned done = rte_ring_sp_enqueue_burst(t->dir->tx_ring, (void **)&p->m[p->first], p->count, NULL);
 	p->first += done;
 	p->count -= done;
+	t->ring_out += done;
 	return done;
 }
 
@@ -144,6 +145,7 @@ static unsigned poll_rx(struct dp_task *t)
 	for (unsigned i = 0; i < kept; i++)
 		meta_of(t, pkts[i])->arrival = now;
 	unsigned done = rte_ring_sp_enqueue_burst(t->dir->rx_ring, (void **)pkts, kept, NULL);
+	t->ring_out += done;
 	/* DEMU's choice: a full ring drops at RX, which bounds the delay the
 	 * ring itself could add; counted, never silent. */
 	for (unsigned i = done; i < kept; i++) {
@@ -170,6 +172,7 @@ static unsigned poll_worker(struct dp_task *t)
 	le_ns_t now = tsc_clock_now(t->ctx->clock);
 	dp_model_slot_poll(&t->dir->models, now);
 	unsigned n = rte_ring_sc_dequeue_burst(t->dir->rx_ring, (void **)pkts, t->ctx->burst, &left);
+	t->ring_in += n;
 	if (n) {
 		/* Before offering: the model may free a frame it drops. */
 		if (left)
@@ -186,6 +189,7 @@ static unsigned poll_tx(struct dp_task *t)
 	struct dp_pending *p = &t->pending;
 	if (p->count == 0) {
 		unsigned n = rte_ring_sc_dequeue_burst(t->dir->tx_ring, (void **)p->m, t->ctx->burst, NULL);
+		t->ring_in += n;
 		for (unsigned i = 0; i < n; i++)
 			pending_set(p, i, p->m[i], p->m[i]->pkt_len, meta_of(t, p->m[i])->deadline);
 		p->first = 0;
@@ -203,6 +207,18 @@ unsigned dp_task_poll(struct dp_task *t)
 	case DP_TASK_TX: return poll_tx(t);
 	}
 	return 0;
+}
+
+void dp_task_snapshot(const struct dp_task *t, struct dp_task_snapshot *out)
+{
+	out->ctr = t->ctr;
+	out->ring_in = t->ring_in;
+	out->ring_out = t->ring_out;
+	out->held = t->pending.count;
+	if (t->kind == DP_TASK_RUN_TO_COMPLETION || t->kind == DP_TASK_WORKER)
+		dp_model_slot_snapshot(&t->dir->models, &out->models);
+	else
+		out->models = (struct dp_model_slot_snapshot){0};
 }
 
 void dp_task_send_due_at_shutdown(struct dp_task *t)

@@ -29,10 +29,11 @@ void dp_model_free(struct dp_model *m)
 	free(m);
 }
 
-int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, const char *name, char *err,
-		       size_t errlen)
+int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t max_limit, const char *name,
+		       char *err, size_t errlen)
 {
 	*s = (struct dp_model_slot){.active = first};
+	s->adopt_max_depth = (uint64_t)(DP_MODEL_LIMITS - 1) * max_limit;
 	/* More than the lcore can ever hold: retiring + mailbox + active. */
 	s->retired = rte_ring_create(name, 2 * DP_RETIRING_MAX, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (!s->retired) {
@@ -54,32 +55,22 @@ static void add_model_counts(struct le_counters *out, const struct dp_model *m)
 	out->dup += c.dup;
 }
 
-static void fold_and_free(struct dp_model_slot *s, struct dp_model *m)
-{
-	add_model_counts(&s->retired_ctr, m);
-	dp_model_free(m);
-}
-
 void dp_model_slot_collect(struct dp_model_slot *s)
 {
 	void *m;
-	while (rte_ring_sc_dequeue(s->retired, &m) == 0)
-		fold_and_free(s, m);
+	while (s->retired && rte_ring_sc_dequeue(s->retired, &m) == 0)
+		dp_model_free(m);
 }
 
 void dp_model_slot_fini(struct dp_model_slot *s)
 {
 	dp_model_slot_collect(s);
 	for (unsigned i = 0; i < s->nretiring; i++)
-		fold_and_free(s, s->retiring[i]);
-	s->nretiring = 0;
-	if (s->mailbox)
-		dp_model_free(s->mailbox);
-	if (s->active)
-		fold_and_free(s, s->active);
-	s->mailbox = s->active = NULL;
+		dp_model_free(s->retiring[i]);
+	dp_model_free(s->mailbox);
+	dp_model_free(s->active);
 	rte_ring_free(s->retired);
-	s->retired = NULL;
+	*s = (struct dp_model_slot){0};
 }
 
 int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m)
@@ -90,36 +81,30 @@ int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m)
 	return 0;
 }
 
-void dp_model_slot_counters(const struct dp_model_slot *s, struct le_counters *out)
-{
-	const struct dp_model *a = __atomic_load_n(&s->active, __ATOMIC_ACQUIRE);
-	unsigned n = __atomic_load_n(&s->nretiring, __ATOMIC_ACQUIRE);
-	for (int k = 0; k < LE_DROP_CAUSES; k++)
-		out->drop[k] += s->retired_ctr.drop[k];
-	for (int k = 0; k < LE_EVENTS; k++)
-		out->event[k] += s->retired_ctr.event[k];
-	out->dup += s->retired_ctr.dup;
-	if (a)
-		add_model_counts(out, a);
-	for (unsigned i = 0; i < n; i++) {
-		const struct dp_model *r = __atomic_load_n(&s->retiring[i], __ATOMIC_ACQUIRE);
-		if (r)
-			add_model_counts(out, r);
-	}
-}
-
-/* Drained retiring models go back to the control thread. The ring has room
- * for every model that can exist, so the enqueue cannot fail. */
+/* Drained retiring models go back to the control thread, their counts
+ * kept here first. The ring has room for every model that can exist, so
+ * the enqueue cannot fail. */
 static void retire_drained(struct dp_model_slot *s)
 {
 	unsigned kept = 0;
 	for (unsigned i = 0; i < s->nretiring; i++) {
 		struct dp_model *m = s->retiring[i];
-		if (le_path_depth(&m->path) == 0 && rte_ring_sp_enqueue(s->retired, m) == 0)
-			continue;
-		__atomic_store_n(&s->retiring[kept++], m, __ATOMIC_RELEASE);
+		if (le_path_depth(&m->path) == 0) {
+			add_model_counts(&s->retired_ctr, m);
+			if (rte_ring_sp_enqueue(s->retired, m) == 0)
+				continue;
+		}
+		s->retiring[kept++] = m;
 	}
-	__atomic_store_n(&s->nretiring, kept, __ATOMIC_RELEASE);
+	s->nretiring = kept;
+}
+
+static uint32_t models_depth(const struct dp_model_slot *s)
+{
+	uint32_t d = le_path_depth(&s->active->path);
+	for (unsigned i = 0; i < s->nretiring; i++)
+		d += le_path_depth(&s->retiring[i]->path);
+	return d;
 }
 
 void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now)
@@ -129,10 +114,16 @@ void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now)
 	struct dp_model *next = __atomic_load_n(&s->mailbox, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(next == NULL, 1) || s->nretiring == DP_RETIRING_MAX)
 		return;
+	/* Memory holds DP_MODEL_LIMITS x max_limit frames: the new model may
+	 * fill its limit only if the old ones leave room for it. */
+	uint32_t depth = models_depth(s);
+	if (depth > s->adopt_max_depth) {
+		__atomic_store_n(&s->waiting_depth, depth, __ATOMIC_RELAXED);
+		return;
+	}
 	/* Here, on the owning lcore, the old path's state is current. */
 	le_path_inherit(&next->path, &s->active->path);
-	__atomic_store_n(&s->retiring[s->nretiring], s->active, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->nretiring, s->nretiring + 1, __ATOMIC_RELEASE);
+	s->retiring[s->nretiring++] = s->active;
 	__atomic_store_n(&s->active, next, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mailbox, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->applied_ns, now, __ATOMIC_RELAXED);
@@ -140,17 +131,22 @@ void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now)
 	retire_drained(s);
 }
 
-uint32_t dp_model_slot_depth(const struct dp_model_slot *s)
+void dp_model_slot_snapshot(const struct dp_model_slot *s, struct dp_model_slot_snapshot *out)
 {
-	uint32_t d = 0;
-	const struct dp_model *a = __atomic_load_n(&s->active, __ATOMIC_ACQUIRE);
-	unsigned n = __atomic_load_n(&s->nretiring, __ATOMIC_ACQUIRE);
-	if (a)
-		d += le_path_depth(&a->path);
-	for (unsigned i = 0; i < n; i++) {
-		const struct dp_model *r = __atomic_load_n(&s->retiring[i], __ATOMIC_ACQUIRE);
-		if (r)
-			d += le_path_depth(&r->path);
+	const struct dp_model *a = s->active;
+	out->active = a;
+	out->ctr = s->retired_ctr;
+	out->depth = 0;
+	out->nclasses = 0;
+	if (!a)
+		return;
+	add_model_counts(&out->ctr, a);
+	out->depth = models_depth(s);
+	for (unsigned i = 0; i < s->nretiring; i++)
+		add_model_counts(&out->ctr, s->retiring[i]);
+	out->nclasses = le_path_classes(&a->path);
+	for (unsigned k = 0; k < out->nclasses; k++) {
+		out->cls[k] = *le_path_class_counters(&a->path, k);
+		out->cls_depth[k] = le_path_class_depth(&a->path, k);
 	}
-	return d;
 }

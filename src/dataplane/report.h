@@ -9,6 +9,7 @@
 #include "hist.h"
 #include "layout.h"
 #include "path.h"
+#include "ports.h"
 
 /* One class of the active model, counted since that model took over. */
 struct dp_class_report {
@@ -22,6 +23,11 @@ struct dp_direction_report {
 	uint64_t in_flight;       /* measured: link + rings + pending buffers */
 	uint64_t in_flight_base;  /* in flight when `reset stats` was taken, else 0 */
 	struct le_hist error;     /* emulation error, merged over tasks */
+	/* Before and after us: what the input port's driver lost before
+	 * linkemud could receive (imissed, ierrors, rx_nombuf) and what the
+	 * output port failed to send after taking it (oerrors). */
+	struct dp_port_counters port_in;
+	struct dp_port_counters port_out;
 	char config[LE_PATH_TEXT_MAX];
 	uint64_t seed;
 	unsigned nclasses;        /* default link + named classes */
@@ -41,9 +47,11 @@ struct dp_report {
 	struct dp_direction_report dir[LE_DIRS];
 };
 
-/* Reads counters; call when the lcores are stopped (final) or accept a
- * snapshot that may be a burst apart between counters. */
-void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const struct dp_direction dirs[LE_DIRS]);
+/* Reads counters as one consistent snapshot (snapshot.h). live: the
+ * lcores run and are asked; else they are stopped and read directly.
+ * -1 when an lcore did not answer (stopping). */
+int dp_report_collect(struct dp_report *r, const struct dp_plan *plan, struct dp_direction dirs[LE_DIRS], int live,
+		      const volatile int *stop);
 int dp_report_conserved(const struct dp_direction_report *d);
 /* r -= base: counters and histograms since base was taken (`reset stats`).
  * in_flight stays as measured; min/max become the edges of the extreme

@@ -18,7 +18,7 @@ from __future__ import annotations
 DIRECTIONS = ("a2b", "b2a")
 # The daemon's drop causes in its order (counters.h); the JSON carries them
 # all, this is for views that list them before any has happened.
-DROP_CAUSES = ("loss", "queue_full", "ring_full", "tx_refused", "shutdown", "malformed",
+DROP_CAUSES = ("loss", "queue_full", "ring_full", "shutdown", "malformed",
                "queue_head", "codel", "stalled")
 
 

@@ -29,7 +29,7 @@ static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 		struct rte_mbuf *m = pkts[i];
 		t->ctr.rx_bytes += m->pkt_len;
 		if (unlikely(m->pkt_len < DP_MIN_FRAME)) {
-			t->ctr.drop[LE_DROP_MALFORMED]++;
+			t->ctr.drop[DP_DROP_MALFORMED]++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -149,7 +149,7 @@ static unsigned poll_rx(struct dp_task *t)
 	/* DEMU's choice: a full ring drops at RX, which bounds the delay the
 	 * ring itself could add; counted, never silent. */
 	for (unsigned i = done; i < kept; i++) {
-		t->ctr.drop[LE_DROP_RING_FULL]++;
+		t->ctr.drop[DP_DROP_RING_FULL]++;
 		rte_pktmbuf_free(pkts[i]);
 	}
 	/* Published after the enqueue: a frame stamped before the watermark
@@ -251,7 +251,7 @@ void dp_task_flush_at_shutdown(struct dp_task *t)
 	struct dp_pending *p = &t->pending;
 	for (unsigned i = 0; i < p->count; i++)
 		rte_pktmbuf_free(p->m[p->first + i]);
-	t->dir->shutdown_ctr.drop[LE_DROP_SHUTDOWN] += p->count;
+	t->dir->shutdown_ctr.drop[DP_DROP_SHUTDOWN] += p->count;
 	p->first = 0;
 	p->count = 0;
 }

@@ -23,6 +23,7 @@
 #include <rte_ring.h>
 
 #include "counters.h"
+#include "dp_counters.h"
 #include "hist.h"
 #include "link.h"
 #include "model_slot.h"
@@ -51,7 +52,7 @@ struct dp_direction {
 	struct dp_model_slot models; /* the link model, swappable at run time */
 	struct rte_ring *rx_ring;   /* pipeline only */
 	struct rte_ring *tx_ring;   /* pipeline only */
-	struct le_counters shutdown_ctr; /* written by the main lcore after the stop */
+	struct dp_counters shutdown_ctr; /* written by the main lcore after the stop */
 	uint64_t ring_flushed[2];   /* rx_ring, tx_ring: freed from them at shutdown */
 	/* Pipeline: RX lcore's promise that every frame stamped before this
 	 * time is in rx_ring. On its own cache line: written every poll. */
@@ -77,7 +78,7 @@ struct dp_context {
 
 /* A task's counts as of one burst boundary, copied by its own lcore. */
 struct dp_task_snapshot {
-	struct le_counters ctr;
+	struct dp_counters ctr;
 	uint64_t ring_in, ring_out;
 	unsigned held;
 	struct dp_model_slot_snapshot models;   /* tasks that run the model */
@@ -87,7 +88,7 @@ struct dp_task {
 	enum dp_task_kind kind;
 	struct dp_direction *dir;
 	const struct dp_context *ctx;
-	struct le_counters ctr;  /* rx, tx and data-plane drops of this task */
+	struct dp_counters ctr;  /* rx, tx and data-plane drops of this task */
 	uint64_t ring_in;        /* frames taken from the ring before it (pipeline) */
 	uint64_t ring_out;       /* frames put on the ring after it (pipeline) */
 	struct le_hist error;    /* emulation error (send time - deadline), TX-side tasks */

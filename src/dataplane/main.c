@@ -263,7 +263,7 @@ static void shutdown_flush(struct daemon *dm)
 		dp_task_flush_at_shutdown(dm->plan.task[i]);
 	for (int d = 0; d < LE_DIRS; d++) {
 		struct dp_direction *dir = &dm->dir[d];
-		uint64_t *count = &dir->shutdown_ctr.drop[LE_DROP_SHUTDOWN];
+		uint64_t *count = &dir->shutdown_ctr.drop[DP_DROP_SHUTDOWN];
 		unsigned k;
 		struct dp_model_slot *ms = &dir->models;
 		for (unsigned r = 0; r <= ms->nretiring; r++)

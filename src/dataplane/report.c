@@ -25,7 +25,7 @@ static int stage_rank(enum dp_task_kind k)
 static void add_task(struct dp_direction_report *out, const struct dp_task_snapshot *s, enum dp_task_kind kind,
 		     uint64_t ring[2][2])
 {
-	le_counters_add(&out->ctr, &s->ctr);
+	dp_counters_add(&out->dp, &s->ctr);
 	out->in_flight += s->held;
 	/* ring[r][0]: frames put on ring r, ring[r][1]: frames taken from it */
 	switch (kind) {
@@ -39,7 +39,7 @@ static void add_task(struct dp_direction_report *out, const struct dp_task_snaps
 		return;
 	/* The models' own rx/tx are internal hand-overs, not port counts;
 	 * only their drops, copies and events belong to the totals. */
-	le_counters_add(&out->ctr, &m->ctr);
+	le_counters_add(&out->model, &m->ctr);
 	out->in_flight += m->depth;
 	snprintf(out->config, sizeof(out->config), "%s", m->active->text);
 	out->seed = m->active->path.link[0].seed;
@@ -55,7 +55,8 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 			     int live, const volatile int *stop, struct dp_task_snapshot *snap)
 {
 	uint64_t ring[2][2] = {{0, 0}, {0, 0}};
-	memset(&out->ctr, 0, sizeof(out->ctr));
+	memset(&out->dp, 0, sizeof(out->dp));
+	memset(&out->model, 0, sizeof(out->model));
 	out->in_flight = 0;
 	out->in_flight_base = 0;
 	le_hist_init(&out->error);
@@ -72,7 +73,7 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 	}
 	for (int r = 0; r < 2; r++)
 		out->in_flight += ring[r][0] - ring[r][1] - dir->ring_flushed[r];
-	le_counters_add(&out->ctr, &dir->shutdown_ctr);
+	dp_counters_add(&out->dp, &dir->shutdown_ctr);
 	dp_port_counters_read(dir->port_in, &out->port_in);
 	dp_port_counters_read(dir->port_out, &out->port_out);
 	return 0;
@@ -119,15 +120,12 @@ static void hist_subtract(struct le_hist *h, const struct le_hist *base)
 void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 {
 	for (int d = 0; d < LE_DIRS; d++) {
-		struct le_counters *c = &r->dir[d].ctr;
-		const struct le_counters *b = &base->dir[d].ctr;
-		c->rx -= b->rx;
+		struct le_counters *c = &r->dir[d].model;
+		const struct le_counters *b = &base->dir[d].model;
+		dp_counters_sub(&r->dir[d].dp, &base->dir[d].dp);
 		c->dup -= b->dup;
 		for (int k = 0; k < LE_EVENTS; k++)
 			c->event[k] -= b->event[k];
-		c->tx -= b->tx;
-		c->rx_bytes -= b->rx_bytes;
-		c->tx_bytes -= b->tx_bytes;
 		for (int k = 0; k < LE_DROP_CAUSES; k++)
 			c->drop[k] -= b->drop[k];
 		hist_subtract(&r->dir[d].error, &base->dir[d].error);
@@ -137,11 +135,38 @@ void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 	}
 }
 
+static unsigned add_named(const char **name, uint64_t *count, unsigned n, const char *what, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(name[i], what) == 0) {
+			count[i] += v;
+			return n;
+		}
+	name[n] = what;
+	count[n] = v;
+	return n + 1;
+}
+
+unsigned dp_report_drops(const struct dp_direction_report *d, const char **name, uint64_t *count, unsigned max)
+{
+	unsigned n = 0;
+	for (int k = 0; k < LE_DROP_CAUSES && n < max; k++)
+		n = add_named(name, count, n, le_drop_cause_name(k), d->model.drop[k]);
+	for (int k = 0; k < DP_DROP_CAUSES && n < max; k++)
+		n = add_named(name, count, n, dp_drop_cause_name(k), d->dp.drop[k]);
+	return n;
+}
+
+uint64_t dp_report_dropped(const struct dp_direction_report *d)
+{
+	return le_counters_dropped(&d->model) + dp_counters_dropped(&d->dp);
+}
+
 int dp_report_conserved(const struct dp_direction_report *d)
 {
 	/* Since a reset, the frames in flight at the reset were received
 	 * before it but may leave after it. */
-	return d->ctr.rx + d->ctr.dup + d->in_flight_base == d->ctr.tx + le_counters_dropped(&d->ctr) + d->in_flight;
+	return d->dp.rx + d->model.dup + d->in_flight_base == d->dp.tx + dp_report_dropped(d) + d->in_flight;
 }
 
 void dp_report_print_human(FILE *f, const struct dp_report *r)
@@ -151,16 +176,19 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 	for (int d = 0; d < LE_DIRS; d++) {
 		const struct dp_direction_report *x = &r->dir[d];
 		fprintf(f, "  %s [%s]: rx %" PRIu64 "  tx %" PRIu64 "  in flight %" PRIu64 "  dropped %" PRIu64,
-			le_direction_name(d), x->config[0] ? x->config : "no impairment", x->ctr.rx, x->ctr.tx,
-			x->in_flight, le_counters_dropped(&x->ctr));
-		for (int c = 0; c < LE_DROP_CAUSES; c++)
-			if (x->ctr.drop[c])
-				fprintf(f, "  %s %" PRIu64, le_drop_cause_name(c), x->ctr.drop[c]);
-		if (x->ctr.dup)
-			fprintf(f, "  dup %" PRIu64, x->ctr.dup);
+			le_direction_name(d), x->config[0] ? x->config : "no impairment", x->dp.rx, x->dp.tx,
+			x->in_flight, dp_report_dropped(x));
+		const char *name[DP_REPORT_CAUSES_MAX];
+		uint64_t count[DP_REPORT_CAUSES_MAX];
+		unsigned n = dp_report_drops(x, name, count, DP_REPORT_CAUSES_MAX);
+		for (unsigned c = 0; c < n; c++)
+			if (count[c])
+				fprintf(f, "  %s %" PRIu64, name[c], count[c]);
+		if (x->model.dup)
+			fprintf(f, "  dup %" PRIu64, x->model.dup);
 		for (int e = 0; e < LE_EVENTS; e++)
-			if (x->ctr.event[e])
-				fprintf(f, "  %s %" PRIu64, le_event_name(e), x->ctr.event[e]);
+			if (x->model.event[e])
+				fprintf(f, "  %s %" PRIu64, le_event_name(e), x->model.event[e]);
 		fprintf(f, "  %s\n", dp_report_conserved(x) ? "(conserved)" : "(NOT CONSERVED)");
 		fprintf(f, "    before linkemud (port %u): missed %" PRIu64 "  errors %" PRIu64 "  no mbuf %" PRIu64
 			   ";  after (port %u): send errors %" PRIu64 "\n",
@@ -178,16 +206,12 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 	}
 }
 
-static void json_drops_body(FILE *f, const struct le_counters *c)
-{
-	for (int k = 0; k < LE_DROP_CAUSES; k++)
-		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", le_drop_cause_name(k), c->drop[k]);
-}
-
+/* A class's drops: the model's causes (the data plane's are not per class). */
 static void json_drops(FILE *f, const struct le_counters *c)
 {
 	fputc('{', f);
-	json_drops_body(f, c);
+	for (int k = 0; k < LE_DROP_CAUSES; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", le_drop_cause_name(k), c->drop[k]);
 	fputc('}', f);
 }
 
@@ -224,11 +248,15 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		le_json_string(f, x->config);
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
 			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"dropped\": {",
-			x->seed, x->ctr.rx, x->ctr.tx, x->ctr.rx_bytes, x->ctr.tx_bytes, x->in_flight);
-		json_drops_body(f, &x->ctr);
+			x->seed, x->dp.rx, x->dp.tx, x->dp.rx_bytes, x->dp.tx_bytes, x->in_flight);
+		const char *name[DP_REPORT_CAUSES_MAX];
+		uint64_t count[DP_REPORT_CAUSES_MAX];
+		unsigned n = dp_report_drops(x, name, count, DP_REPORT_CAUSES_MAX);
+		for (unsigned k = 0; k < n; k++)
+			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", name[k], count[k]);
 		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"events\": ",
-			le_counters_dropped(&x->ctr), x->ctr.dup);
-		json_events(f, &x->ctr);
+			dp_report_dropped(x), x->model.dup);
+		json_events(f, &x->model);
 		fprintf(f, ", \"conserved\": %s, \"emulation_error_ns\": ", dp_report_conserved(x) ? "true" : "false");
 		json_hist(f, &x->error);
 		fprintf(f, ", \"before_rx\": {\"imissed\": %" PRIu64 ", \"ierrors\": %" PRIu64 ", \"rx_nombuf\": %" PRIu64

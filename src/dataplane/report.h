@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "counters.h"
+#include "dp_counters.h"
 #include "hist.h"
 #include "layout.h"
 #include "path.h"
@@ -19,7 +20,8 @@ struct dp_class_report {
 };
 
 struct dp_direction_report {
-	struct le_counters ctr;   /* rx, tx, bytes, drops by every cause */
+	struct dp_counters dp;    /* rx, tx, bytes (the ports'), data-plane drops */
+	struct le_counters model; /* the models' drops, copies and events (not rx/tx) */
 	uint64_t in_flight;       /* measured: link + rings + pending buffers */
 	uint64_t in_flight_base;  /* in flight when `reset stats` was taken, else 0 */
 	struct le_hist error;     /* emulation error, merged over tasks */
@@ -53,6 +55,11 @@ struct dp_report {
 int dp_report_collect(struct dp_report *r, const struct dp_plan *plan, struct dp_direction dirs[LE_DIRS], int live,
 		      const volatile int *stop);
 int dp_report_conserved(const struct dp_direction_report *d);
+/* Drops by every cause, model and data plane, merged by name (a name both
+ * count, "shutdown", once). Returns the number of causes (<= max). */
+unsigned dp_report_drops(const struct dp_direction_report *d, const char **name, uint64_t *count, unsigned max);
+uint64_t dp_report_dropped(const struct dp_direction_report *d);
+#define DP_REPORT_CAUSES_MAX (LE_DROP_CAUSES + DP_DROP_CAUSES)
 /* r -= base: counters and histograms since base was taken (`reset stats`).
  * in_flight stays as measured; min/max become the edges of the extreme
  * non-empty buckets. */

@@ -12,16 +12,19 @@ static void add_direction(struct rte_tel_data *d, const struct dp_direction_repo
 {
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "config", x->config);
-	rte_tel_data_add_dict_u64(d, "rx", x->ctr.rx);
-	rte_tel_data_add_dict_u64(d, "tx", x->ctr.tx);
-	rte_tel_data_add_dict_u64(d, "rx_bytes", x->ctr.rx_bytes);
-	rte_tel_data_add_dict_u64(d, "tx_bytes", x->ctr.tx_bytes);
+	rte_tel_data_add_dict_u64(d, "rx", x->dp.rx);
+	rte_tel_data_add_dict_u64(d, "tx", x->dp.tx);
+	rte_tel_data_add_dict_u64(d, "rx_bytes", x->dp.rx_bytes);
+	rte_tel_data_add_dict_u64(d, "tx_bytes", x->dp.tx_bytes);
 	rte_tel_data_add_dict_u64(d, "in_flight", x->in_flight);
-	rte_tel_data_add_dict_u64(d, "dropped_total", le_counters_dropped(&x->ctr));
-	for (int c = 0; c < LE_DROP_CAUSES; c++) {
+	rte_tel_data_add_dict_u64(d, "dropped_total", dp_report_dropped(x));
+	const char *cause[DP_REPORT_CAUSES_MAX];
+	uint64_t count[DP_REPORT_CAUSES_MAX];
+	unsigned n = dp_report_drops(x, cause, count, DP_REPORT_CAUSES_MAX);
+	for (unsigned c = 0; c < n; c++) {
 		char name[48];
-		snprintf(name, sizeof(name), "dropped_%s", le_drop_cause_name(c));
-		rte_tel_data_add_dict_u64(d, name, x->ctr.drop[c]);
+		snprintf(name, sizeof(name), "dropped_%s", cause[c]);
+		rte_tel_data_add_dict_u64(d, name, count[c]);
 	}
 	rte_tel_data_add_dict_u64(d, "error_count", x->error.count);
 	rte_tel_data_add_dict_u64(d, "error_p50_ns", le_hist_quantile(&x->error, 0.5));

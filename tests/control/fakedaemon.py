@@ -34,7 +34,7 @@ def stats_object(rx: int = 0, tx: int = 0, t_ns: int | None = None, config: str 
          "rx_bytes": rx * 100 if rx_bytes is None else rx_bytes,
          "tx_bytes": tx * 100 if tx_bytes is None else tx_bytes,
          "in_flight": in_flight,
-         "dropped": {"loss": loss, "queue_full": 0, "ring_full": 0, "tx_refused": 0,
+         "dropped": {"loss": loss, "queue_full": 0, "ring_full": 0,
                      "shutdown": 0, "malformed": 0},
          "dropped_total": loss, "conserved": rx == tx + loss + in_flight,
          "emulation_error_ns": {"count": tx, "min": 10, "mean": 300, "p50": 250, "p90": 900,

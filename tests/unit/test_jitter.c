@@ -25,7 +25,7 @@ static uint64_t rnd_for(uint64_t k, uint64_t n)
 static void arithmetic(void)
 {
 	int16_t v[3] = { -8192, 4096, 1 };
-	struct le_dist_table t = { 3, v };
+	struct le_dist_table t = { 3, v, NULL };
 
 	CHECK_EQ_U64(le_tabledist(1000, 0, 12345, &t), 1000);             /* no jitter: mu */
 	CHECK(le_tabledist(1000000, 100000, rnd_for(0, 3), &t) == 1000000 - 100000); /* entry 0: -1 sigma */
@@ -41,7 +41,7 @@ static void arithmetic(void)
 	/* rounding of the remainder half away from zero, for both signs:
 	 * sigma 12288 = 8192 + 4096, t = 3: 3 + (4096*3 + 4096)/8192 = 3 + 2 = 5 */
 	int16_t w[2] = { 3, -3 };
-	struct le_dist_table u = { 2, w };
+	struct le_dist_table u = { 2, w, NULL };
 	CHECK(le_tabledist(0, 12288, rnd_for(0, 2), &u) == 5);
 	CHECK(le_tabledist(0, 12288, rnd_for(1, 2), &u) == -5);
 }

@@ -378,8 +378,9 @@ static void swap_state(void)
 		CHECK(0, "temp trace");
 	close(fd);
 	fk_init(&fk, 1);
-	/* trace phase: old frames would use the opportunities at 1..8 ms; the
-	 * new path continues the same trace after them. */
+	/* trace phase: old frames use the opportunities at 1..8 ms; the
+	 * new path takes the six still queued over and continues the same
+	 * trace: they leave at 3..8 ms, the new frame at 9 ms. */
 	snprintf(text, sizeof(text), "trace %s", tr);
 	if (make(&a, text, &fk, 1) < 0 || make(&b, text, &fk, 1) < 0)
 		return;
@@ -388,7 +389,7 @@ static void swap_state(void)
 	le_path_dequeue(&a, 2500000, out, 64); /* two have left */
 	le_path_inherit(&b, &a);
 	le_path_enqueue(&b, fk_new(&fk, 1500), 1500, 2500000);
-	CHECK_EQ_U64(le_path_dequeue(&b, 8500000, out, 64), 0);
+	CHECK_EQ_U64(le_path_dequeue(&b, 8500000, out, 64), 6);
 	CHECK_EQ_U64(le_path_dequeue(&b, 9000000, out, 64), 1);
 	le_path_free(&a);
 	le_path_free(&b);

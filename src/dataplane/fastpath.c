@@ -42,10 +42,10 @@ static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n, int use_meta_arrival,
 			   le_ns_t now)
 {
-	struct le_path *path = &t->dir->models.active->path;
+	struct dp_model_slot *ms = &t->dir->models;
 	for (unsigned i = 0; i < n; i++) {
 		le_ns_t arrival = use_meta_arrival ? meta_of(t, pkts[i])->arrival : now;
-		le_path_enqueue(path, pkts[i], pkts[i]->pkt_len, arrival);
+		dp_model_slot_offer(ms, pkts[i], pkts[i]->pkt_len, arrival);
 	}
 }
 
@@ -64,12 +64,8 @@ static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, ui
 static void take_due(struct dp_task *t, int stamp_mbuf, le_ns_t now)
 {
 	struct le_frame frames[DP_BURST_MAX];
-	struct dp_model_slot *ms = &t->dir->models;
-	unsigned k = 0;
-	/* Frames of models being retired first: they were received earlier. */
-	for (unsigned r = 0; r < ms->nretiring && k < t->ctx->burst; r++)
-		k += le_path_dequeue(&ms->retiring[r]->path, now, frames + k, t->ctx->burst - k);
-	k += le_path_dequeue(&ms->active->path, now, frames + k, t->ctx->burst - k);
+	/* Every model's due frames, retiring ones included, by deadline. */
+	unsigned k = dp_model_slot_dequeue(&t->dir->models, now, frames, t->ctx->burst);
 	for (unsigned i = 0; i < k; i++) {
 		struct rte_mbuf *m = frames[i].handle;
 		if (stamp_mbuf)
@@ -170,7 +166,9 @@ static unsigned poll_worker(struct dp_task *t)
 	 * ring still holds frames. */
 	le_ns_t horizon = __atomic_load_n(&t->dir->rx_watermark, __ATOMIC_ACQUIRE);
 	le_ns_t now = tsc_clock_now(t->ctx->clock);
-	dp_model_slot_poll(&t->dir->models, now);
+	/* Not past the horizon either: a change at T must still send frames
+	 * that arrived before T, but wait in the ring, to the old model. */
+	dp_model_slot_poll(&t->dir->models, now < horizon ? now : horizon);
 	unsigned n = rte_ring_sc_dequeue_burst(t->dir->rx_ring, (void **)pkts, t->ctx->burst, &left);
 	t->ring_in += n;
 	if (n) {

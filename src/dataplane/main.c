@@ -265,9 +265,7 @@ static void shutdown_flush(struct daemon *dm)
 		struct dp_direction *dir = &dm->dir[d];
 		uint64_t *count = &dir->shutdown_ctr.drop[DP_DROP_SHUTDOWN];
 		unsigned k;
-		struct dp_model_slot *ms = &dir->models;
-		for (unsigned r = 0; r <= ms->nretiring; r++)
-			le_path_drain(r < ms->nretiring ? &ms->retiring[r]->path : &ms->active->path);
+		dp_model_slot_drain(&dir->models);
 		struct rte_ring *rings[2] = {dir->rx_ring, dir->tx_ring};
 		for (int r = 0; r < 2; r++) {
 			if (!rings[r])

@@ -29,30 +29,25 @@ void dp_model_free(struct dp_model *m)
 	free(m);
 }
 
+static struct dp_model *model_of(struct le_path *p)
+{
+	return (struct dp_model *)p; /* path is the first member */
+}
+
 int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t max_limit, const char *name,
 		       char *err, size_t errlen)
 {
 	*s = (struct dp_model_slot){.active = first};
-	s->adopt_max_depth = (uint64_t)(DP_MODEL_LIMITS - 1) * max_limit;
-	/* More than the lcore can ever hold: retiring + mailbox + active. */
-	s->retired = rte_ring_create(name, 2 * DP_RETIRING_MAX, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	le_swap_init(&s->swap, &first->path);
+	s->max_retiring_depth = (uint64_t)(DP_MODEL_LIMITS - 2) * max_limit;
+	/* Room for every path le_swap can hand back, and the active one. */
+	s->retired = rte_ring_create(name, 4 * LE_SWAP_RETIRING_MAX, SOCKET_ID_ANY,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (!s->retired) {
 		snprintf(err, errlen, "cannot create ring %s: %s", name, rte_strerror(rte_errno));
 		return -1;
 	}
 	return 0;
-}
-
-/* The model-side counts that belong to the direction's totals. */
-static void add_model_counts(struct le_counters *out, const struct dp_model *m)
-{
-	struct le_counters c = {0};
-	le_path_counters(&m->path, &c);
-	for (int k = 0; k < LE_DROP_CAUSES; k++)
-		out->drop[k] += c.drop[k];
-	for (int k = 0; k < LE_EVENTS; k++)
-		out->event[k] += c.event[k];
-	out->dup += c.dup;
 }
 
 void dp_model_slot_collect(struct dp_model_slot *s)
@@ -64,89 +59,89 @@ void dp_model_slot_collect(struct dp_model_slot *s)
 
 void dp_model_slot_fini(struct dp_model_slot *s)
 {
+	struct le_path *paths[LE_SWAP_RETIRING_MAX * 2 + 2];
 	dp_model_slot_collect(s);
-	for (unsigned i = 0; i < s->nretiring; i++)
-		dp_model_free(s->retiring[i]);
+	if (s->swap.active) {
+		unsigned n = le_swap_release(&s->swap, paths);
+		for (unsigned i = 0; i < n; i++)
+			dp_model_free(model_of(paths[i]));
+	} else {
+		dp_model_free(s->active); /* set but never handed to le_swap */
+	}
 	dp_model_free(s->mailbox);
-	dp_model_free(s->active);
 	rte_ring_free(s->retired);
 	*s = (struct dp_model_slot){0};
 }
 
-int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m)
+int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m, le_ns_t at)
 {
 	if (__atomic_load_n(&s->mailbox, __ATOMIC_ACQUIRE) != NULL)
 		return -1;
+	s->mailbox_at = at;
 	__atomic_store_n(&s->mailbox, m, __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* Drained retiring models go back to the control thread, their counts
- * kept here first. The ring has room for every model that can exist, so
- * the enqueue cannot fail. */
-static void retire_drained(struct dp_model_slot *s)
+static void try_stage(struct dp_model_slot *s, struct dp_model *next)
 {
-	unsigned kept = 0;
-	for (unsigned i = 0; i < s->nretiring; i++) {
-		struct dp_model *m = s->retiring[i];
-		if (le_path_depth(&m->path) == 0) {
-			add_model_counts(&s->retired_ctr, m);
-			if (rte_ring_sp_enqueue(s->retired, m) == 0)
-				continue;
-		}
-		s->retiring[kept++] = m;
+	uint32_t retiring = le_swap_depth(&s->swap) - le_path_depth(s->swap.active);
+	if (retiring > s->max_retiring_depth) {
+		__atomic_store_n(&s->waiting_depth, retiring, __ATOMIC_RELAXED);
+		return;
 	}
-	s->nretiring = kept;
-}
-
-static uint32_t models_depth(const struct dp_model_slot *s)
-{
-	uint32_t d = le_path_depth(&s->active->path);
-	for (unsigned i = 0; i < s->nretiring; i++)
-		d += le_path_depth(&s->retiring[i]->path);
-	return d;
+	/* A time already passed means now: the old path cannot be taken back
+	 * to it. */
+	le_ns_t at = s->mailbox_at;
+	if (at && at < s->swap.clock)
+		at = s->swap.clock;
+	if (le_swap_stage(&s->swap, &next->path, at))
+		return; /* another change is staged: after it */
+	__atomic_store_n(&s->mailbox, NULL, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&s->staged_seq, 1, __ATOMIC_RELEASE);
 }
 
 void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now)
 {
-	if (s->nretiring)
-		retire_drained(s);
+	struct le_path *p;
+	/* The ring has room for every path there is: cannot fail. */
+	while ((p = le_swap_take_drained(&s->swap)) != NULL)
+		rte_ring_sp_enqueue(s->retired, model_of(p));
 	struct dp_model *next = __atomic_load_n(&s->mailbox, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(next == NULL, 1) || s->nretiring == DP_RETIRING_MAX)
-		return;
-	/* Memory holds DP_MODEL_LIMITS x max_limit frames: the new model may
-	 * fill its limit only if the old ones leave room for it. */
-	uint32_t depth = models_depth(s);
-	if (depth > s->adopt_max_depth) {
-		__atomic_store_n(&s->waiting_depth, depth, __ATOMIC_RELAXED);
-		return;
+	if (__builtin_expect(next != NULL, 0)) {
+		try_stage(s, next);
+		le_swap_advance(&s->swap, now); /* at once, even with no traffic */
 	}
-	/* Here, on the owning lcore, the old path's state is current. */
-	le_path_inherit(&next->path, &s->active->path);
-	s->retiring[s->nretiring++] = s->active;
-	__atomic_store_n(&s->active, next, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mailbox, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->applied_ns, now, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&s->applied_seq, 1, __ATOMIC_RELEASE);
-	retire_drained(s);
+	if (__builtin_expect(s->swap.swaps != s->applied_seq, 0)) {
+		/* The change le_swap applied (here or in the last offer/dequeue). */
+		__atomic_store_n(&s->active, model_of(s->swap.active), __ATOMIC_RELEASE);
+		__atomic_store_n(&s->applied_ns, s->swap.swapped_at, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->applied_seq, s->swap.swaps, __ATOMIC_RELEASE);
+	}
+}
+
+void dp_model_slot_drain(struct dp_model_slot *s)
+{
+	if (s->swap.active)
+		le_swap_drain(&s->swap);
 }
 
 void dp_model_slot_snapshot(const struct dp_model_slot *s, struct dp_model_slot_snapshot *out)
 {
-	const struct dp_model *a = s->active;
-	out->active = a;
-	out->ctr = s->retired_ctr;
+	const struct le_swap *w = &s->swap;
+	out->active = w->active ? model_of(w->active) : NULL;
+	out->ctr = (struct le_counters){0};
 	out->depth = 0;
 	out->nclasses = 0;
-	if (!a)
+	out->changes = w->swaps;
+	out->changed_at = w->swapped_at;
+	out->staged_at = w->staged ? w->staged_at : UINT64_MAX;
+	if (!w->active)
 		return;
-	add_model_counts(&out->ctr, a);
-	out->depth = models_depth(s);
-	for (unsigned i = 0; i < s->nretiring; i++)
-		add_model_counts(&out->ctr, s->retiring[i]);
-	out->nclasses = le_path_classes(&a->path);
+	le_swap_counters(w, &out->ctr);
+	out->depth = le_swap_depth(w);
+	out->nclasses = le_path_classes(w->active);
 	for (unsigned k = 0; k < out->nclasses; k++) {
-		out->cls[k] = *le_path_class_counters(&a->path, k);
-		out->cls_depth[k] = le_path_class_depth(&a->path, k);
+		le_swap_class_counters(w, k, &out->cls[k]);
+		out->cls_depth[k] = le_path_class_depth(w->active, k);
 	}
 }

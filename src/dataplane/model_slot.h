@@ -1,36 +1,29 @@
-/* Handing a direction's link model from the control thread to the lcore
- * that runs it, without locks on the fast path.
+/* A direction's link model as the data plane runs it: the core's live
+ * change machinery (le_swap, src/core/swap.h: active, staged and retiring
+ * paths, the switch at a model time) wrapped for threads.
  *
  *   control thread                      owning lcore (at a burst boundary)
  *   builds a new model off the fast
- *   path, then publish(new) --------->  poll(): active joins the retiring
- *                                       list, new becomes active,
- *   waits for applied_seq <-----------  applied_seq++
- *                                       retiring models are only dequeued;
- *                                       once empty they go to `retired`
- *   collect(): frees them          <-  (their counts were folded into
- *                                       `retired_ctr` by the lcore when
- *                                       they left the retiring list)
- *
- * Frames already in an old model keep their deadlines (they leave from
- * the retiring model); frames received after the swap enter the new one.
- * At the swap the new path inherits what must be continuous (serializer
- * busy time, trace position, loss-chain state: le_path_inherit).
- * Up to DP_RETIRING_MAX models may drain at once, and the lcore adopts a
- * new model only while the models hold at most (DP_MODEL_LIMITS - 1) x
- * max_limit frames, so that all of them together never hold more than
- * DP_MODEL_LIMITS x max_limit: the mbuf pool is sized for that (main.c).
- * A publish beyond either bound waits in the mailbox until enough drained.
- *
- * Readers outside the lcore do not read the models: they ask the lcore
- * for a snapshot (dp_model_slot_snapshot, called by the owning lcore at a
- * burst boundary, fastpath.h), so counters of a model that is leaving the
- * retiring list are counted exactly once.
+ *   path, publish(model, at) -------->  poll(): stages it in le_swap
+ *                                       (staged_seq++); le_swap switches
+ *                                       exactly at model time `at` (0: at
+ *                                       once), frames arriving before it
+ *                                       still meet the old model
+ *   waits for staged/applied_seq <----  applied_seq, applied_ns published
+ *                                       drained paths -> `retired` ring
+ *   collect(): frees them          <--
  *
  * Every pointer hand-over is a release/acquire pair and every field has
- * one writer. Models are freed only by the control thread, which is also
- * the only reader of the retiring list outside the lcore, so a pointer it
- * reads stays valid while it reads. */
+ * one writer. Models are freed only by the control thread. Nobody but the
+ * lcore reads le_swap: readers ask it for a snapshot (snapshot.h), which
+ * calls dp_model_slot_snapshot between two bursts.
+ *
+ * Memory: the mbuf pool holds DP_MODEL_LIMITS x max_limit frames for the
+ * models of a direction (main.c). The lcore stages a new model only while
+ * the retiring paths hold at most (DP_MODEL_LIMITS - 2) x max_limit, so the
+ * old active path (<= max_limit) and the new one (<= max_limit) fit with
+ * them. A publish beyond that, or while another change is staged, waits in
+ * the mailbox. */
 #ifndef DP_MODEL_SLOT_H
 #define DP_MODEL_SLOT_H
 
@@ -42,30 +35,27 @@
 #include "counters.h"
 #include "frame.h"
 #include "path.h"
+#include "swap.h"
 
-#define DP_RETIRING_MAX 8
-/* max_limit's worth of frames the models of one direction may hold at
- * once: the active model's limit plus two limits' worth still draining
- * from retired ones. */
 #define DP_MODEL_LIMITS 3u
 
 /* The model of one direction: its classes and their links. */
 struct dp_model {
-	struct le_path path;
-	char text[LE_PATH_TEXT_MAX]; /* its grammar, formatted */
+	struct le_path path;          /* first: le_swap hands back paths */
+	char text[LE_PATH_TEXT_MAX];  /* its grammar, formatted */
 };
 
 struct dp_model_slot {
-	struct dp_model *active;                     /* lcore writes */
-	struct dp_model *retiring[DP_RETIRING_MAX];  /* lcore writes */
-	unsigned nretiring;                          /* lcore writes */
-	struct dp_model *mailbox;                    /* control sets, lcore clears */
-	struct rte_ring *retired;                    /* lcore -> control (SP/SC) */
-	uint64_t applied_seq;                        /* lcore increments per swap */
-	uint64_t applied_ns;                         /* model time of the last swap */
-	uint64_t adopt_max_depth;                    /* adopt a new model only at or below */
-	uint32_t waiting_depth;                      /* lcore: frames held when it last refused */
-	struct le_counters retired_ctr;              /* lcore: counts of models that left */
+	struct le_swap swap;                 /* lcore only */
+	struct dp_model *active;             /* lcore publishes after a change */
+	struct dp_model *mailbox;            /* control sets, lcore clears */
+	le_ns_t mailbox_at;                  /* written before mailbox: 0 = at once */
+	struct rte_ring *retired;            /* lcore -> control (SP/SC) */
+	uint64_t staged_seq;                 /* lcore: changes taken from the mailbox */
+	uint64_t applied_seq;                /* lcore: changes applied */
+	uint64_t applied_ns;                 /* model time of the last change */
+	uint64_t max_retiring_depth;         /* stage only at or below */
+	uint32_t waiting_depth;              /* lcore: retiring frames when it last waited */
 };
 
 /* What the models of a direction hold and counted, as of one instant. */
@@ -73,6 +63,9 @@ struct dp_model_slot_snapshot {
 	const struct dp_model *active;   /* valid while the reader holds off collect() */
 	struct le_counters ctr;          /* drops, dup, events of every model (not rx/tx) */
 	uint32_t depth;                  /* frames held by active + retiring */
+	uint64_t changes;                /* applied since start */
+	le_ns_t changed_at;              /* model time of the last, 0 if none */
+	le_ns_t staged_at;               /* a staged change's time; UINT64_MAX if none */
 	unsigned nclasses;               /* of the active model */
 	struct le_counters cls[LE_MAX_CLASSES + 1];
 	uint32_t cls_depth[LE_MAX_CLASSES + 1];
@@ -89,14 +82,28 @@ int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t
 /* Frees every model the slot holds (after the lcores stopped). Safe on a
  * slot that was never set up (zeroed) or only partly. */
 void dp_model_slot_fini(struct dp_model_slot *s);
-/* Queues `m` for the lcore. -1 when a previous model still waits in the
- * mailbox (retry later). */
-int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m);
+/* Queues `m` for the lcore, to take over at model time `at` (0: at once).
+ * -1 when a previous model still waits in the mailbox (retry later). */
+int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m, le_ns_t at);
 /* Frees models the lcore has finished with. */
 void dp_model_slot_collect(struct dp_model_slot *s);
 
-/* Lcore side: call at a burst boundary. Cheap when nothing is pending. */
+/* Lcore side, at a burst boundary; `now`: the model's clock (what the
+ * next frame offered may carry as its arrival, no later). Cheap when
+ * nothing is pending. */
 void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now);
+static inline void dp_model_slot_offer(struct dp_model_slot *s, void *handle, uint32_t len, le_ns_t arrival)
+{
+	le_swap_offer(&s->swap, handle, len, arrival);
+}
+static inline unsigned dp_model_slot_dequeue(struct dp_model_slot *s, le_ns_t now, struct le_frame *out,
+					     unsigned max)
+{
+	return le_swap_dequeue(&s->swap, now, out, max);
+}
+/* Shutdown, lcores stopped: frees every frame the models hold, counted as
+ * their `shutdown` drops. */
+void dp_model_slot_drain(struct dp_model_slot *s);
 
 /* Owning lcore (or anyone once the lcores stopped): what the models
  * counted and hold. Model rx/tx are internal hand-overs and left out. */

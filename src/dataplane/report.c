@@ -43,6 +43,9 @@ static void add_task(struct dp_direction_report *out, const struct dp_task_snaps
 	out->in_flight += m->depth;
 	snprintf(out->config, sizeof(out->config), "%s", m->active->text);
 	out->seed = m->active->path.link[0].seed;
+	out->changes = m->changes;
+	out->changed_at = m->changed_at;
+	out->staged_at = m->staged_at;
 	out->nclasses = m->nclasses;
 	for (unsigned k = 0; k < m->nclasses; k++) {
 		snprintf(out->cls[k].name, sizeof(out->cls[k].name), "%s", le_path_class_name(&m->active->path, k));
@@ -246,6 +249,12 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		all_conserved &= dp_report_conserved(x);
 		fprintf(f, "%s\"%s\": {\"config\": ", d ? ", " : "", le_direction_name(d));
 		le_json_string(f, x->config);
+		fprintf(f, ", \"changes\": %" PRIu64 ", \"changed_at_ns\": %" PRIu64 ", \"staged_at_ns\": ",
+			x->changes, x->changed_at);
+		if (x->staged_at == UINT64_MAX)
+			fputs("null", f);
+		else
+			fprintf(f, "%" PRIu64, x->staged_at);
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
 			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"dropped\": {",
 			x->seed, x->dp.rx, x->dp.tx, x->dp.rx_bytes, x->dp.tx_bytes, x->in_flight);

@@ -32,6 +32,9 @@ struct dp_direction_report {
 	struct dp_port_counters port_out;
 	char config[LE_PATH_TEXT_MAX];
 	uint64_t seed;
+	uint64_t changes;         /* live changes applied since start */
+	uint64_t changed_at;      /* model time of the last (0: none) */
+	uint64_t staged_at;       /* a change waiting for its model time; UINT64_MAX: none */
 	unsigned nclasses;        /* default link + named classes */
 	struct dp_class_report cls[LE_MAX_CLASSES + 1];
 };

@@ -287,9 +287,15 @@ def test_scenario_switches_on_time(run_link, bed_up, tmp_path):
     planned = out["t0_ns"] + 1000 * MS
     step = out["steps"][1]
     assert step["planned_ns"] == planned
-    # The player sends on time and the daemon switches at once.
-    assert 0 <= step["late_ns"] < 1 * MS, step
-    assert 0 <= step["active_from_ns"] - planned < 2 * MS, step
+    # The player sends the step ahead with its model time (planned on the
+    # daemon's clock), and the daemon switches exactly then: the applied
+    # model time it reports is the one asked for, to the nanosecond.
+    assert out["timed"] is True
+    d = step["set"]["a2b"]
+    assert d["at_ns"] == planned + out["daemon_clock_offset_ns"], (d, out["daemon_clock_offset_ns"])
+    assert d["applied_ns"] == d["at_ns"], d
+    assert step["late_ns"] < 0, step              # sent ahead of its time
+    assert step["active_from_ns"] == planned, step
     # What the frames say. A frame that got 5 ms reached linkemud before the
     # switch S: S > its send time. A frame that got 50 ms reached it after S,
     # and it left at (arrival + 50 ms) or later: S <= recv - 50 ms. So S lies

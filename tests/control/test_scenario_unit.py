@@ -194,8 +194,9 @@ def fake():
 
 
 def sets(fake):
-    # The player also asks for `stats` (to relate the daemon's clock to ours).
-    return [l for l in fake.received if l != "stats"]
+    # The player also asks for `stats` (to relate the daemon's clock to
+    # ours) and `help` (whether the daemon takes timed changes).
+    return [l for l in fake.received if l not in ("stats", "help")]
 
 
 def test_play_sends_each_step_on_time_and_logs_it(fake, tmp_path):

@@ -70,6 +70,7 @@ SPIN_NS = 1_000_000
 # player waits CONFIRM_NS before it reads back when the change applied.
 LEAD_NS = 20_000_000
 CONFIRM_NS = 2_000_000
+CONFIRM_MAX_NS = 1_000_000_000
 # While sleeping, look at the connection and the cancel flag this often.
 POLL_S = 0.1
 # The log is rewritten after a step only when the next one is at least this
@@ -602,12 +603,20 @@ class Player:
         wait_until(planned - LEAD_NS, self.client, cancel)
         res = self.client.set_many(st.changes(), at_ns=model_at)
         wait_until(planned + CONFIRM_NS, self.client, cancel)
-        dirs = self.client.stats().get("directions", {})
-        for (d, _g), (_s, _r, reply) in zip(st.changes(), res):
-            got = dirs.get(d, {})
-            # Applied unless still staged (a later step cannot be staged yet).
-            if got.get("staged_at_ns") is None and isinstance(got.get("changed_at_ns"), int):
-                reply["applied_ns"] = got["changed_at_ns"]
+        # Applied once no longer staged (a later step cannot be staged yet);
+        # a busy daemon may take a little longer: ask again for a while.
+        give_up = time.monotonic_ns() + CONFIRM_MAX_NS
+        pending = {d for d, _g in st.changes()}
+        while pending and time.monotonic_ns() < give_up:
+            dirs = self.client.stats().get("directions", {})
+            for (d, _g), (_s, _r, reply) in zip(st.changes(), res):
+                got = dirs.get(d, {})
+                if d in pending and got.get("staged_at_ns") is None \
+                        and isinstance(got.get("changed_at_ns"), int):
+                    reply["applied_ns"] = got["changed_at_ns"]
+                    pending.discard(d)
+            if pending:
+                time.sleep(CONFIRM_NS / 1e9)
         return res
 
     def _record(self, i: int, st: Step, planned: int, res) -> None:

@@ -261,6 +261,15 @@ static int take(struct le_link *l, le_ns_t now, struct le_frame *f)
 	return le_queue_pop(&l->queue, f);
 }
 
+/* The delay line has no room: only when a change lowered the limit below
+ * what the old link had queued (admission keeps room otherwise). The
+ * serializer then waits for the data plane to take due frames, rather
+ * than drop frames already admitted. */
+static int line_full(const struct le_link *l)
+{
+	return le_delay_line_count(&l->line) >= l->line.capacity;
+}
+
 /* Rate or slot serializer: serve every frame whose start is at or before t. */
 static void serve(struct le_link *l, le_ns_t t)
 {
@@ -268,7 +277,7 @@ static void serve(struct le_link *l, le_ns_t t)
 	const struct le_frame *h;
 	struct le_frame f;
 
-	while ((h = le_queue_head(&l->queue)) != NULL) {
+	while ((h = le_queue_head(&l->queue)) != NULL && !line_full(l)) {
 		le_ns_t s = max_ns(h->arrival, l->floor);
 
 		if (c->rate.bps)
@@ -296,7 +305,7 @@ static void serve_trace(struct le_link *l, le_ns_t t)
 
 	if (!l->tpos.started)
 		return;
-	while (!l->tpos.ended) {
+	while (!l->tpos.ended && !line_full(l)) {
 		le_ns_t when = le_trace_next(&l->trace, &l->tpos);
 		uint32_t bytes = LE_TRACE_OPPORTUNITY;
 
@@ -334,7 +343,7 @@ static void flush_carried(struct le_link *l)
 {
 	struct le_frame f;
 
-	while (le_queue_pop(&l->queue, &f) == 0)
+	while (!line_full(l) && le_queue_pop(&l->queue, &f) == 0)
 		deliver(l, &f, max_ns(f.arrival, l->floor));
 }
 

@@ -12,9 +12,11 @@
  *
  * Threading: a path is used by one thread (the lcore). Live
  * reconfiguration builds a new path elsewhere (le_path_init allocates and
- * reads files), then the owning thread calls le_path_inherit(new, old)
- * and sends new frames to the new path while it keeps dequeuing the old
- * one until le_path_depth(old) == 0; then the old one can be freed. */
+ * reads files); the owning thread hands over with le_swap (swap.h), which
+ * calls le_path_inherit_at and keeps dequeuing the old path until it
+ * holds nothing; then the old one can be freed, by the thread that built
+ * it.
+ */
 #ifndef LE_PATH_H
 #define LE_PATH_H
 

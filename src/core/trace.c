@@ -178,6 +178,10 @@ static void skip(const struct le_trace *t, struct le_trace_pos *p, int once, le_
 	rel = time - p->base;
 	if (rel >= t->period && !once) {
 		uint64_t laps = rel / t->period;
+		/* At or after a lap's end: the lap's last opportunity is at
+		 * its end (offset == period), so it is still the answer. */
+		if (!strict && rel % t->period == 0)
+			laps--;
 		p->base += laps * t->period;
 		rel -= laps * t->period;
 	}

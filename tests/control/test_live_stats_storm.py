@@ -9,7 +9,7 @@ import threading
 import time
 
 from lckit import Stream
-from linkemu.summary import conservation_problems
+from linkemu.daemon.summary import conservation_problems
 
 RATE = 5_000          # pps each way: enough that frames are in every stage at every read
 SECONDS = 4

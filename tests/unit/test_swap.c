@@ -9,6 +9,7 @@
  * time, whenever the owner polls. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "fake.h"
 #include "minitest.h"
@@ -89,7 +90,8 @@ static le_ns_t next_gap(struct source *s)
 	return (r & 15) == 0 ? 1000000 + (r >> 8) % 3000000 : 2000 + (r >> 8) % 18000;
 }
 
-#define FRAMES 3000
+/* frames per run: 3000, or argv[2] (fewer under valgrind) */
+static long FRAMES = 3000;
 #define POLL 70000 /* the owner polls every 70 us, whatever happens */
 
 struct outcome {
@@ -169,7 +171,8 @@ static int run(const char *a, const char *b, long k, int early, struct outcome *
 	}
 	if (k >= 0)
 		CHECK(sw.swaps == 1 && (early ? sw.swapped_at == tk : 1));
-	for (le_ns_t end = t + 30 * LE_NS_PER_S; poll < end; poll += POLL)
+	/* until everything left (a `once` trace may keep frames: 30 s) */
+	for (le_ns_t end = t + 30 * LE_NS_PER_S; poll < end && le_swap_depth(&sw) > 0; poll += POLL)
 		take(&fk, &sw, poll, o);
 	o->freed = fk.freed;
 	le_swap_counters(&sw, &o->ctr);
@@ -235,7 +238,7 @@ static const struct {
 
 static void identity(void)
 {
-	static const long ks[] = { 0, 1, 777, 1500, 2999 };
+	const long ks[] = { 0, 1, FRAMES / 4, FRAMES / 2, FRAMES - 1 };
 
 	for (unsigned c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
 		struct outcome base, o;
@@ -251,13 +254,13 @@ static void identity(void)
 				      (unsigned long long)base.sent, (unsigned long long)base.freed);
 		}
 		/* Staged long before its time, with polls in between. */
-		if (run(configs[c].cfg, configs[c].cfg, 1200, 1, &o) == 0)
+		if (run(configs[c].cfg, configs[c].cfg, FRAMES * 2 / 5, 1, &o) == 0)
 			CHECK(same(&base, &o), "'%s' staged early", configs[c].cfg);
 		if (!configs[c].random)
 			continue;
 		/* Another seed: the streams start anew from it. */
 		snprintf(other, sizeof(other), "%s seed 99", configs[c].cfg);
-		if (strchr(configs[c].cfg, ';') == NULL && run(configs[c].cfg, other, 1000, 0, &o) == 0)
+		if (strchr(configs[c].cfg, ';') == NULL && run(configs[c].cfg, other, FRAMES / 3, 0, &o) == 0)
 			CHECK(!same(&base, &o), "'%s': seed 99 changed nothing", configs[c].cfg);
 	}
 }
@@ -443,16 +446,264 @@ static void classes_by_name(void)
 	fk_fini(&fk);
 }
 
+/* A change of loss model: the loss stream goes on (not reseeded), the
+ * chain does not (a different model starts in state 1). The new model's
+ * fates equal those of a fresh `loss 50%` link whose stream already gave
+ * the draws the old model took: two per frame for gemodel. */
+static void loss_model_change(void)
+{
+	struct fakes fk;
+	struct le_swap sw, ref;
+	struct le_path *a, *b, *r;
+	le_ns_t dl[400] = { 0 };
+	int diff = 0, lost = 0;
+
+	fk_init(&fk, 1);
+	a = build("loss gemodel 30% 10% 70% 1%", &fk, 1);
+	b = build("loss 50%", &fk, 1);
+	r = build("loss 50%", &fk, 1);
+	if (a == NULL || b == NULL || r == NULL)
+		return;
+	le_swap_init(&sw, a);
+	le_swap_init(&ref, r);
+	for (int i = 0; i < 100; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, (le_ns_t)i);
+	CHECK(le_swap_stage(&sw, b, 100) == 0);
+	for (int i = 0; i < 200; i++) /* indices 100..299: the reference's first 200 */
+		le_swap_offer(&ref, frame(&fk, 100, 0, 0), 100, (le_ns_t)i);
+	for (int i = 0; i < 100; i++) { /* 300..399: after the change, and the reference's next */
+		void *x = frame(&fk, 100, 0, 0), *y;
+		le_swap_offer(&sw, x, 100, 100 + (le_ns_t)i);
+		(void)y;
+	}
+	for (int i = 0; i < 100; i++)
+		le_swap_offer(&ref, frame(&fk, 100, 0, 0), 100, 200 + (le_ns_t)i); /* 400..499 */
+	collect(&sw, LE_NS_PER_S, dl, 400);
+	{
+		le_ns_t rdl[500] = { 0 };
+		collect(&ref, LE_NS_PER_S, rdl, 500);
+		for (int i = 0; i < 100; i++) {
+			int gone_new = fk.state[300 + i] == FK_FREED, gone_ref = fk.state[400 + i] == FK_FREED;
+			diff += gone_new != gone_ref;
+			lost += gone_new;
+		}
+	}
+	CHECK_EQ_U64(diff, 0);
+	CHECK(lost > 20 && lost < 80, "%d lost", lost); /* a real loss 50% */
+	release(&sw);
+	release(&ref);
+	fk_fini(&fk);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		CHECK(0, "cannot write %s", path);
+		return;
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/* rate -> slot and rate -> trace with frames still queued: frames the
+ * rate started before T finish at the rate; the rest wait for the new
+ * serializer, which starts at T. 1250 B at 1 Mbit/s = 10 ms; T = 15 ms. */
+static void rate_to(const char *cfg, const le_ns_t want[5])
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[5] = { 0 };
+
+	fk_init(&fk, 1);
+	if ((a = build("rate 1mbit", &fk, 1)) == NULL || (b = build(cfg, &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 5; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
+	CHECK(le_swap_stage(&sw, b, 15 * LE_NS_PER_MS) == 0);
+	collect(&sw, LE_NS_PER_S, dl, 5);
+	for (int i = 0; i < 5; i++)
+		CHECK(dl[i] == want[i], "'%s' frame %d: %llu, want %llu", cfg, i, (unsigned long long)dl[i],
+		      (unsigned long long)want[i]);
+	CHECK_EQ_U64(le_swap_depth(&sw), 0);
+	release(&sw);
+	fk_fini(&fk);
+}
+
+static void rate_to_slot_and_trace(void)
+{
+	static char file[] = "/tmp/le_swap_trace_XXXXXX";
+	int fd = mkstemp(file);
+	char cfg[100];
+	/* slot 10ms packets 2: a slot at T + 10 ms for two, the next 10 ms on */
+	static const le_ns_t slot[5] = { 10000000, 20000000, 25000000, 25000000, 35000000 };
+	/* one opportunity a ms, starting after T: 1250 B frames share them */
+	static const le_ns_t trace[5] = { 10000000, 20000000, 16000000, 17000000, 18000000 };
+
+	if (fd < 0)
+		return;
+	close(fd);
+	write_file(file, "1\n");
+	rate_to("slot 10ms packets 2", slot);
+	snprintf(cfg, sizeof(cfg), "trace %s", file);
+	rate_to(cfg, trace);
+	unlink(file);
+}
+
+/* noreorder with frames still queued in the old link: nothing the new
+ * link sends leaves before them. */
+static void noreorder_queued(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[25] = { 0 };
+
+	fk_init(&fk, 1);
+	if ((a = build("rate 1mbit delay 50ms 10ms noreorder", &fk, 1)) == NULL ||
+	    (b = build("delay 1ms 1ms noreorder", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 5; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
+	CHECK(le_swap_stage(&sw, b, 15 * LE_NS_PER_MS) == 0);
+	for (int i = 0; i < 20; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, 16 * LE_NS_PER_MS + (le_ns_t)i * 100000);
+	collect(&sw, LE_NS_PER_S, dl, 25);
+	for (int i = 1; i < 25; i++)
+		CHECK(dl[i] >= dl[i - 1], "frame %d at %llu before frame %d at %llu", i, (unsigned long long)dl[i],
+		      i - 1, (unsigned long long)dl[i - 1]);
+	CHECK(dl[1] >= 20 * LE_NS_PER_MS + 40 * LE_NS_PER_MS); /* the old delay, after the rate */
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* reorder's gap: its counter goes on across a change, so every third
+ * frame is still sent ahead (frames 2, 5, 8, 11). */
+static void reorder_gap_phase(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	le_ns_t dl[12] = { 0 };
+
+	fk_init(&fk, 1);
+	if ((a = build("delay 10ms reorder 100% gap 3", &fk, 1)) == NULL ||
+	    (b = build("delay 10ms reorder 100% gap 3", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 12; i++) {
+		if (i == 4)
+			CHECK(le_swap_stage(&sw, b, (le_ns_t)i * 1000) == 0);
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, (le_ns_t)i * 1000);
+	}
+	collect(&sw, LE_NS_PER_S, dl, 12);
+	for (int i = 0; i < 12; i++)
+		CHECK_EQ_U64(dl[i], (le_ns_t)i * 1000 + (i % 3 == 2 ? 0 : 10 * LE_NS_PER_MS));
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* A trace with several opportunities in one millisecond, changed to the
+ * same file mid-run and to a copy of it (another table: the phase is
+ * mapped by time): departures as without the change. */
+static void trace_phase(void)
+{
+	static char f1[] = "/tmp/le_swap_ml1_XXXXXX", f2[] = "/tmp/le_swap_ml2_XXXXXX";
+	int d1 = mkstemp(f1), d2 = mkstemp(f2);
+	static const le_ns_t want[8] = { 2000000, 2000000, 2000000, 4000000, 6000000, 6000000, 6000000, 8000000 };
+
+	if (d1 < 0 || d2 < 0)
+		return;
+	close(d1);
+	close(d2);
+	write_file(f1, "2\n2\n2\n4\n");
+	write_file(f2, "2\n2\n2\n4\n");
+	for (int v = 0; v < 3; v++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *a, *b;
+		le_ns_t dl[8] = { 0 };
+		char ca[100], cb[100];
+
+		snprintf(ca, sizeof(ca), "trace %s", f1);
+		snprintf(cb, sizeof(cb), "trace %s", v == 2 ? f2 : f1);
+		fk_init(&fk, 1);
+		if ((a = build(ca, &fk, 1)) == NULL || (b = build(cb, &fk, 1)) == NULL)
+			return;
+		le_swap_init(&sw, a);
+		for (int i = 0; i < 4; i++)
+			le_swap_offer(&sw, frame(&fk, 1500, 0, 0), 1500, 0);
+		if (v > 0)
+			CHECK(le_swap_stage(&sw, b, 3 * LE_NS_PER_MS) == 0);
+		for (int i = 0; i < 4; i++)
+			le_swap_offer(&sw, frame(&fk, 1500, 0, 0), 1500, 3 * LE_NS_PER_MS + (le_ns_t)i);
+		collect(&sw, LE_NS_PER_S, dl, 8);
+		for (int i = 0; i < 8; i++)
+			CHECK(dl[i] == want[i], "variant %d frame %d: %llu", v, i, (unsigned long long)dl[i]);
+		if (v == 0) {
+			le_path_free(b);
+			free(b);
+		}
+		release(&sw);
+		fk_fini(&fk);
+	}
+	unlink(f1);
+	unlink(f2);
+}
+
+/* A change that lowers the limit far below what is queued loses no
+ * admitted frame: the new serializer waits for room in its delay line. */
+static void limit_lowered(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *a, *b;
+	struct le_counters c = { 0 };
+	struct le_frame out[256];
+	uint64_t sent = 0;
+
+	fk_init(&fk, 1);
+	if ((a = build("rate 1mbit limit 5000", &fk, 1)) == NULL ||
+	    (b = build("rate 10gbit delay 1s limit 100", &fk, 1)) == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 3000; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
+	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);
+	for (le_ns_t t = 0; t < 100 * LE_NS_PER_S && le_swap_depth(&sw) > 0; t += LE_NS_PER_MS) {
+		unsigned n;
+		while ((n = le_swap_dequeue(&sw, t, out, 256)) > 0)
+			sent += fk_sent(&fk, out, n) == 0 ? n : 0;
+	}
+	le_swap_counters(&sw, &c);
+	CHECK_EQ_U64(sent, 3000);
+	CHECK_EQ_U64(le_counters_dropped(&c), 0);
+	release(&sw);
+	fk_fini(&fk);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
 		traces_dir = argv[1];
+	if (argc > 2)
+		FRAMES = atol(argv[2]);
 	timed_delay(0);
 	timed_delay(1);
 	timed_rate(0);
 	timed_rate(1);
 	timed_by_dequeue();
 	classes_by_name();
+	loss_model_change();
+	rate_to_slot_and_trace();
+	noreorder_queued();
+	reorder_gap_phase();
+	trace_phase();
+	limit_lowered();
 	identity();
 	return mt_summary();
 }

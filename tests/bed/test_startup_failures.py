@@ -56,6 +56,18 @@ def test_start_failure_is_clean(case, linkemud_bin, tmp_path):
         env["LINKEMUD_TEST_FAULT"] = fault
     argv = [str(linkemud_bin), *eal, *EAL, f"--file-prefix={prefix}", "--",
             "--stats-file", str(tmp_path / "final.json"), *opts]
+    run_dir = Path(f"/var/run/dpdk/{prefix}")
+    try:
+        _run_and_check(case, argv, env, status, message, prefix, run_dir, tmp_path)
+    finally:
+        # EAL leaves its runtime directory even after a clean exit; an
+        # empty one is removed here whatever the outcome, a full one kept
+        # (and reported by the check above).
+        if run_dir.exists() and not list(run_dir.iterdir()):
+            run_dir.rmdir()
+
+
+def _run_and_check(case, argv, env, status, message, prefix, run_dir, tmp_path):
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         out, err = p.communicate(timeout=60)
@@ -74,10 +86,6 @@ def test_start_failure_is_clean(case, linkemud_bin, tmp_path):
     # Nothing left: no process of this prefix, no runtime files, no socket,
     # no report (it never ran).
     assert procs.find_linkemud(prefix) == []
-    # EAL leaves its (emptied) runtime directory even after a clean exit.
-    run_dir = Path(f"/var/run/dpdk/{prefix}")
-    if run_dir.exists():
-        assert not list(run_dir.iterdir()), list(run_dir.iterdir())
-        run_dir.rmdir()
+    assert not run_dir.exists() or not list(run_dir.iterdir()), list(run_dir.iterdir())
     assert not list(Path("/dev/hugepages").glob(f"{prefix}*"))
     assert not (tmp_path / "final.json").exists()

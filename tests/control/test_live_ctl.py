@@ -289,5 +289,10 @@ def test_telemetry_serves_the_counters(run_link, bed_up):
         assert d["rx"] == d["tx"] + d["dropped_total"] + d["in_flight"]
         assert d["rx"] == live["directions"][name]["rx"]
         assert d["rx_bytes"] == live["directions"][name]["rx_bytes"] >= 50 * 98
+        # The ports' own counts, as in `stats` (before_rx, after_tx).
+        before = live["directions"][name]["before_rx"]
+        assert d["port_in_imissed"] == before["imissed"] and d["port_in_rx_nombuf"] == before["rx_nombuf"]
+        assert d["port_in_ierrors"] == before["ierrors"]
+        assert d["port_out_oerrors"] == live["directions"][name]["after_tx"]["oerrors"]
     assert dirs["a2b"]["config"] == "delay 1ms"
     assert st["mempool_in_use"] > 0

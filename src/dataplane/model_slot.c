@@ -104,7 +104,7 @@ void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now)
 {
 	struct le_path *p;
 	/* The ring has room for every path there is: cannot fail. */
-	while ((p = le_swap_take_drained(&s->swap)) != NULL)
+	while (__builtin_expect(s->swap.ndrained != 0, 0) && (p = le_swap_take_drained(&s->swap)) != NULL)
 		rte_ring_sp_enqueue(s->retired, model_of(p));
 	struct dp_model *next = __atomic_load_n(&s->mailbox, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(next != NULL, 0)) {

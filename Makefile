@@ -43,7 +43,13 @@ control: build
 lfp-test: build
 	$(PYTEST) -m lfp -v -rs
 
-test: unit integration lab-test control lfp-test
+test: unit integration lab-test control api-test lfp-test
+
+# linkemu shell, testbed up --between, run --ports and the Python API
+# (with the example of docs/python.md), on beds "la", "lh" and "lk".
+.PHONY: api-test
+api-test: build
+	$(PYTEST) -m api -v -rs
 
 # The test kit (tests/conftest.py, tests/kit, docs/testing.md): suites are
 # chosen by marker (bed, model, lab, control; live = needs a bed and root).

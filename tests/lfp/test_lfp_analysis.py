@@ -41,6 +41,19 @@ def test_knee_and_collapse():
     assert s["collapse_window"] == 192 * KB     # first above the knee < 80 %
     assert s["collapse_mbps"] == pytest.approx(7.5)
     assert s["plateau_mbps"] == 42.5
+    # against its own best (42.5 at 128 KB): the same windows here
+    assert s["best_window"] == 128 * KB
+    assert s["knee_rel_window"] == 96 * KB and s["collapse_rel_window"] == 192 * KB
+
+
+def test_relative_regions_when_the_payload_rate_is_out_of_reach():
+    curve = [(32, 6.0), (64, 11.0), (112, 22.5), (128, 23.0), (160, 15.6), (192, 7.8),
+             (256, 8.0)]
+    s = lfp.summarize_sender(_runs(curve), 0.012, PAY)
+    assert s["knee_window"] is None and s["collapse_window"] is None
+    assert s["knee_rel_window"] == 112 * KB          # 22.5 >= 0.9 x 23
+    assert s["collapse_rel_window"] == 160 * KB      # 15.6 < 0.8 x 23
+    assert s["collapse_rel_mbps"] == pytest.approx(8.0)
 
 
 def test_no_collapse_when_it_holds():

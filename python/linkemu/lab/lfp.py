@@ -172,9 +172,30 @@ def summarize_sender(runs: list[dict], rtt_s: float, payload: float) -> dict:
         collapse = next((p["window"] for p in points
                          if p["window"] > knee and p["mbps_median"] < COLLAPSE_SHARE * pay), None)
     after = [p["mbps_median"] for p in points if collapse is not None and p["window"] >= collapse]
-    return {"points": points, "knee_window": knee, "collapse_window": collapse,
-            "collapse_mbps": statistics.median(after) if after else None,
-            "plateau_mbps": max((p["mbps_median"] for p in points), default=None)}
+    out = {"points": points, "knee_window": knee, "collapse_window": collapse,
+           "collapse_mbps": statistics.median(after) if after else None,
+           "plateau_mbps": max((p["mbps_median"] for p in points), default=None)}
+    out.update(relative_regions(points))
+    return out
+
+
+def relative_regions(points: list[dict]) -> dict:
+    """Knee and collapse against the sender's own best median instead of
+    the payload rate: the same shares (90 %, 80 %), so that the curve's
+    shape is described also when the bed's RTT is stretched and no sender
+    reaches the payload rate (then knee_window above is None)."""
+    if not points:
+        return {"best_window": None, "knee_rel_window": None, "collapse_rel_window": None,
+                "collapse_rel_mbps": None}
+    best = max(points, key=lambda p: p["mbps_median"])
+    top = best["mbps_median"]
+    knee = next(p["window"] for p in points if p["mbps_median"] >= KNEE_SHARE * top)
+    collapse = next((p["window"] for p in points if p["window"] > best["window"]
+                     and p["mbps_median"] < COLLAPSE_SHARE * top), None)
+    after = [p["mbps_median"] for p in points if collapse is not None and p["window"] >= collapse]
+    return {"best_window": best["window"], "knee_rel_window": knee,
+            "collapse_rel_window": collapse,
+            "collapse_rel_mbps": statistics.median(after) if after else None}
 
 
 def resolvable(path_rtt: dict, base_rtt_s: float) -> str | None:

@@ -54,6 +54,15 @@ static uint64_t line_capacity(uint32_t limit)
 	return (uint64_t)limit + slack;
 }
 
+/* An ordered line's wheel spans the delay and four jitters beyond it, so
+ * only the rare tail of a jitter distribution waits in its overflow. */
+static int init_line(struct le_delay_line *d, const struct le_link_config *cfg, uint32_t capacity)
+{
+	if (!le_config_reorders(cfg))
+		return le_delay_line_init(d, capacity);
+	return le_delay_line_init_ordered(d, capacity, add_sat(cfg->delay, 4 * cfg->jitter));
+}
+
 /* --- init ----------------------------------------------------------------- */
 
 static int check_config(const struct le_link_config *cfg, char *err, size_t errlen)
@@ -121,7 +130,7 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 		return -1;
 	}
 	if (le_queue_init(&l->queue, l->has_queue ? cfg->limit : 0) < 0 ||
-	    le_delay_line_init_form(&l->line, (uint32_t)capacity, le_config_reorders(cfg)) < 0) {
+	    init_line(&l->line, cfg, (uint32_t)capacity) < 0) {
 		set_err(err, errlen, "cannot allocate storage for %llu frames (limit %u)",
 			(unsigned long long)capacity, (unsigned)cfg->limit);
 		return -1;

@@ -8,9 +8,9 @@
 
 /* A bucket of about 1 us: at the 7-15 Mpps one lcore reaches, a few to a
  * dozen frames per bucket, so sorting one is a handful of comparisons. */
-enum { MIN_SHIFT = 10, MIN_ORDER = 8, MAX_ORDER = 16, MAX_SHIFT = 48 };
+enum { MIN_SHIFT = 10, MIN_ORDER = 8, MAX_ORDER = 16, MAX_SHIFT = 48, INSERTION_SORT_MAX = 32 };
 
-static int before(const struct le_wheel_node *a, const struct le_wheel_node *b)
+static int before(const struct le_wheel_entry *a, const struct le_wheel_entry *b)
 {
 	return a->f.deadline < b->f.deadline || (a->f.deadline == b->f.deadline && a->seq < b->seq);
 }
@@ -25,9 +25,17 @@ static uint64_t nsummary(const struct le_timing_wheel *w)
 	return (nwords(w) + 63) >> 6;
 }
 
+/* Chunks in use: at most one part-filled per non-empty bucket plus the
+ * full ones, so capacity / CHUNK + min(capacity, buckets). */
+static uint32_t nchunks(uint32_t capacity, uint64_t buckets)
+{
+	return capacity / LE_WHEEL_CHUNK + (uint32_t)(capacity < buckets ? capacity : buckets) + 2;
+}
+
 int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_ns)
 {
 	unsigned shift = MIN_SHIFT, order = MIN_ORDER;
+	uint32_t nc;
 
 	memset(w, 0, sizeof(*w));
 	while (order < MAX_ORDER && (1ULL << (shift + order)) < horizon_ns)
@@ -38,26 +46,29 @@ int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_
 	w->order = order;
 	w->mask = (1ULL << order) - 1;
 	w->capacity = capacity;
-	w->node = calloc(capacity ? capacity : 1, sizeof(*w->node));
-	w->over = calloc(capacity ? capacity : 1, sizeof(*w->over));
+	nc = nchunks(capacity, w->mask + 1);
+	w->fr = malloc((capacity ? capacity : 1) * sizeof(*w->fr));
+	w->over = malloc((capacity ? capacity : 1) * sizeof(*w->over));
+	w->chunk = malloc((size_t)nc * sizeof(*w->chunk));
 	w->bucket = malloc((w->mask + 1) * sizeof(*w->bucket));
 	w->bits = calloc(nwords(w), sizeof(*w->bits));
 	w->summary = calloc(nsummary(w), sizeof(*w->summary));
-	if (!w->node || !w->over || !w->bucket || !w->bits || !w->summary) {
+	if (!w->fr || !w->over || !w->chunk || !w->bucket || !w->bits || !w->summary) {
 		le_wheel_free(w);
 		return -1;
 	}
 	memset(w->bucket, 0xff, (w->mask + 1) * sizeof(*w->bucket)); /* all NIL */
-	for (uint32_t i = 0; i < capacity; i++)
-		w->node[i].next = i + 1 < capacity ? i + 1 : NIL;
-	w->free = capacity ? 0 : NIL;
+	for (uint32_t i = 0; i < nc; i++)
+		w->chunk[i].next = i + 1 < nc ? i + 1 : NIL;
+	w->free = 0;
 	return 0;
 }
 
 void le_wheel_free(struct le_timing_wheel *w)
 {
-	free(w->node);
+	free(w->fr);
 	free(w->over);
+	free(w->chunk);
 	free(w->bucket);
 	free(w->bits);
 	free(w->summary);
@@ -108,199 +119,212 @@ static uint64_t find_from(const struct le_timing_wheel *w, uint64_t pos)
 	}
 }
 
-/* --- the overflow heap (node indices) --------------------------------------- */
+/* --- the overflow heap -------------------------------------------------------- */
 
-static void heap_push(struct le_timing_wheel *w, uint32_t idx)
+static void heap_push(struct le_timing_wheel *w, const struct le_wheel_entry *e)
 {
 	uint32_t i = w->nover++;
 
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
-		if (!before(&w->node[idx], &w->node[w->over[parent]]))
+		if (!before(e, &w->over[parent]))
 			break;
 		w->over[i] = w->over[parent];
 		i = parent;
 	}
-	w->over[i] = idx;
+	w->over[i] = *e;
 }
 
-static uint32_t heap_pop(struct le_timing_wheel *w)
+static void heap_pop(struct le_timing_wheel *w, struct le_wheel_entry *out)
 {
-	uint32_t top = w->over[0], x, i = 0, n = --w->nover;
+	uint32_t i = 0, n = --w->nover;
+	struct le_wheel_entry x;
 
+	*out = w->over[0];
 	if (n == 0)
-		return top;
+		return;
 	x = w->over[n];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= n)
 			break;
-		if (c + 1 < n && before(&w->node[w->over[c + 1]], &w->node[w->over[c]]))
+		if (c + 1 < n && before(&w->over[c + 1], &w->over[c]))
 			c++;
-		if (!before(&w->node[w->over[c]], &w->node[x]))
+		if (!before(&w->over[c], &x))
 			break;
 		w->over[i] = w->over[c];
 		i = c;
 	}
 	w->over[i] = x;
-	return top;
 }
 
-/* --- buckets ---------------------------------------------------------------- */
+/* --- buckets and the front ---------------------------------------------------- */
 
-static uint32_t merge(struct le_timing_wheel *w, uint32_t a, uint32_t b)
+static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct le_wheel_entry *e)
 {
-	uint32_t head = NIL, *link = &head;
+	struct le_wheel_bucket *b = &w->bucket[pos];
+	struct le_wheel_chunk *c;
 
-	while (a != NIL && b != NIL) {
-		uint32_t *take = before(&w->node[b], &w->node[a]) ? &b : &a;
-		*link = *take;
-		link = &w->node[*take].next;
-		*take = w->node[*take].next;
+	if (b->tail == NIL || w->chunk[b->tail].n == LE_WHEEL_CHUNK) {
+		uint32_t k = w->free; /* never NIL: see nchunks */
+
+		w->free = w->chunk[k].next;
+		w->chunk[k].next = NIL;
+		w->chunk[k].n = 0;
+		if (b->tail == NIL) {
+			b->head = k;
+			set_bit(w, pos);
+		} else {
+			w->chunk[b->tail].next = k;
+		}
+		b->tail = k;
 	}
-	*link = a != NIL ? a : b;
-	return head;
+	c = &w->chunk[b->tail];
+	c->e[c->n++] = *e;
 }
 
-/* Sorts the n nodes from `head`; *rest gets the node after them. */
-static uint32_t merge_sort(struct le_timing_wheel *w, uint32_t head, uint32_t n, uint32_t *rest)
+/* Into the sorted front array, keeping it sorted. */
+static void front_insert(struct le_timing_wheel *w, const struct le_wheel_entry *e)
 {
-	uint32_t a, b, mid;
+	uint32_t lo = w->fr_head, hi = w->fr_head + w->fr_n;
 
-	if (n == 1) {
-		*rest = w->node[head].next;
-		w->node[head].next = NIL;
-		return head;
-	}
-	a = merge_sort(w, head, n / 2, &mid);
-	b = merge_sort(w, mid, n - n / 2, rest);
-	return merge(w, a, b);
-}
-
-/* A bucket becoming the front is sorted; most are already (constant
- * delay, or deadlines spread over more than a bucket), which one pass
- * finds. */
-static void sort_bucket(struct le_timing_wheel *w, struct le_wheel_bucket *b)
-{
-	uint32_t n = 1, p, rest;
-	int sorted = 1;
-
-	for (p = b->head; w->node[p].next != NIL; p = w->node[p].next, n++)
-		if (before(&w->node[w->node[p].next], &w->node[p]))
-			sorted = 0;
-	if (sorted)
+	if (w->fr_n && before(e, &w->fr[lo]) && lo > 0) {
+		w->fr[--w->fr_head] = *e; /* a late frame, first to leave */
+		w->fr_n++;
 		return;
-	b->head = merge_sort(w, b->head, n, &rest);
-	for (p = b->head; w->node[p].next != NIL; p = w->node[p].next)
-		;
-	b->tail = p;
-}
-
-static void append(struct le_timing_wheel *w, struct le_wheel_bucket *b, uint32_t idx)
-{
-	if (b->tail == NIL)
-		b->head = idx;
-	else
-		w->node[b->tail].next = idx;
-	b->tail = idx;
-}
-
-/* Into the sorted front bucket, keeping it sorted. New frames mostly go
- * after the tail (equal or later deadlines) or before the head (late
- * frames, due already); the scan is for the rest. */
-static void insert_sorted(struct le_timing_wheel *w, struct le_wheel_bucket *b, uint32_t idx)
-{
-	struct le_wheel_node *x = &w->node[idx];
-	uint32_t p;
-
-	if (!before(x, &w->node[b->tail])) {
-		append(w, b, idx);
-	} else if (before(x, &w->node[b->head])) {
-		x->next = b->head;
-		b->head = idx;
-	} else {
-		for (p = b->head; !before(x, &w->node[w->node[p].next]); p = w->node[p].next)
-			;
-		x->next = w->node[p].next;
-		w->node[p].next = idx;
+	}
+	if (hi == w->capacity) { /* room at the end */
+		memmove(w->fr, w->fr + lo, w->fr_n * sizeof(*w->fr));
+		w->fr_head = 0;
+		lo = 0;
+		hi = w->fr_n;
+	}
+	if (w->fr_n == 0 || !before(e, &w->fr[hi - 1])) {
+		w->fr[hi] = *e;
+		w->fr_n++;
+		return;
+	}
+	{
+		uint32_t a = lo, b = hi - 1; /* the first entry after e is in [a, b] */
+		while (a < b) {
+			uint32_t m = a + (b - a) / 2;
+			if (before(e, &w->fr[m]))
+				b = m;
+			else
+				a = m + 1;
+		}
+		memmove(w->fr + a + 1, w->fr + a, (hi - a) * sizeof(*w->fr));
+		w->fr[a] = *e;
+		w->fr_n++;
 	}
 }
 
-/* Puts a filled node where it belongs: its slot's bucket, or the overflow
- * heap beyond the span. A deadline already behind `base` (due, not yet
- * popped) goes to the first bucket, in order within it. */
-static void place(struct le_timing_wheel *w, uint32_t idx)
+static int cmp_entry(const void *a, const void *b)
 {
-	uint64_t s = w->node[idx].f.deadline >> w->shift;
+	return before(a, b) ? -1 : 1; /* keys are unique */
+}
+
+static void sort_front(struct le_timing_wheel *w)
+{
+	struct le_wheel_entry *a = w->fr;
+	uint32_t n = w->fr_n;
+
+	if (n > INSERTION_SORT_MAX) {
+		qsort(a, n, sizeof(*a), cmp_entry);
+		return;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		struct le_wheel_entry x = a[i];
+		uint32_t j = i;
+		while (j > 0 && before(&x, &a[j - 1])) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+/* The front is empty and frames are in the buckets: the next non-empty
+ * bucket, in slot order, becomes the front. */
+static void refill_front(struct le_timing_wheel *w)
+{
+	const uint64_t fpos = w->front & w->mask;
+	uint64_t p = find_from(w, fpos + 1);
 	struct le_wheel_bucket *b;
+	uint32_t k, n = 0;
+
+	if (p > w->mask)
+		p = find_from(w, 0);
+	w->front += (p - fpos) & w->mask;
+	b = &w->bucket[p];
+	for (k = b->head; k != NIL;) {
+		struct le_wheel_chunk *c = &w->chunk[k];
+		uint32_t next = c->next;
+		memcpy(w->fr + n, c->e, c->n * sizeof(*c->e));
+		n += c->n;
+		c->next = w->free;
+		w->free = k;
+		k = next;
+	}
+	b->head = b->tail = NIL;
+	clear_bit(w, p);
+	w->fr_head = 0;
+	w->fr_n = n;
+	sort_front(w);
+}
+
+/* Puts an entry where it belongs: the front (its slot is at or before the
+ * front's), its slot's bucket, or the overflow heap beyond the span. A
+ * deadline already behind `base` (due, not yet popped) counts as base. */
+static void place(struct le_timing_wheel *w, const struct le_wheel_entry *e)
+{
+	uint64_t s = e->f.deadline >> w->shift;
 
 	if (s < w->base)
 		s = w->base;
 	if (s - w->base > w->mask) {
-		heap_push(w, idx);
+		heap_push(w, e);
 		return;
 	}
-	b = &w->bucket[s & w->mask];
-	w->node[idx].next = NIL;
-	if (w->count == 0 || s < w->front) {
-		/* the bucket is empty: the front was the earliest non-empty */
-		b->head = b->tail = idx;
-		set_bit(w, s & w->mask);
+	if (w->count == 0) {
 		w->front = s;
-	} else if (s == w->front) {
-		insert_sorted(w, b, idx);
-	} else {
-		if (b->head == NIL)
-			set_bit(w, s & w->mask);
-		append(w, b, idx);
+		w->fr_head = 0;
 	}
+	if (s <= w->front)
+		front_insert(w, e);
+	else
+		bucket_append(w, s & w->mask, e);
 	w->count++;
 }
 
 int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
 {
-	uint32_t idx = w->free;
+	struct le_wheel_entry e;
 
-	if (idx == NIL)
+	if (w->count + w->nover == w->capacity)
 		return -1;
-	w->free = w->node[idx].next;
-	w->node[idx].f = *f;
-	w->node[idx].seq = w->seq++;
-	place(w, idx);
+	e.f = *f;
+	e.seq = w->seq++;
+	place(w, &e);
 	return 0;
 }
 
 int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out)
 {
-	uint32_t idx;
-
 	if (w->count) {
-		const uint64_t pos = w->front & w->mask;
-		struct le_wheel_bucket *b = &w->bucket[pos];
-
-		idx = b->head;
-		b->head = w->node[idx].next;
+		*out = w->fr[w->fr_head].f;
+		w->fr_head++;
+		w->fr_n--;
 		w->count--;
-		if (b->head == NIL) {
-			b->tail = NIL;
-			clear_bit(w, pos);
-			if (w->count) {
-				/* the next non-empty bucket, in slot order from pos */
-				uint64_t p = find_from(w, pos + 1);
-				if (p > w->mask)
-					p = find_from(w, 0);
-				w->front += (p - pos) & w->mask;
-				sort_bucket(w, &w->bucket[p]);
-			}
-		}
+		if (w->fr_n == 0 && w->count)
+			refill_front(w);
 	} else if (w->nover) {
-		idx = heap_pop(w);
+		struct le_wheel_entry e;
+		heap_pop(w, &e);
+		*out = e.f;
 	} else {
 		return -1;
 	}
-	*out = w->node[idx].f;
-	w->node[idx].next = w->free;
-	w->free = idx;
 	return 0;
 }
 
@@ -309,14 +333,17 @@ void le_wheel_advance(struct le_timing_wheel *w, le_ns_t now)
 	uint64_t s = now >> w->shift;
 
 	/* Never past a frame still held (callers pop what is due first). */
-	if (w->count && w->front < s)
-		s = w->front;
+	if (w->count && (w->fr[w->fr_head].f.deadline >> w->shift) < s)
+		s = w->fr[w->fr_head].f.deadline >> w->shift;
 	if (s > w->base)
 		w->base = s;
 	while (w->nover) {
-		uint64_t slot = w->node[w->over[0]].f.deadline >> w->shift;
+		uint64_t slot = w->over[0].f.deadline >> w->shift;
+		struct le_wheel_entry e;
+
 		if (slot >= w->base && slot - w->base > w->mask)
 			break;
-		place(w, heap_pop(w));
+		heap_pop(w, &e);
+		place(w, &e);
 	}
 }

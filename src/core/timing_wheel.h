@@ -5,19 +5,23 @@
  * Frames leave in (deadline, insertion number) order, to the nanosecond:
  * equal deadlines leave in the order they came. The wheel has 2^order
  * buckets, each 2^shift ns wide, covering the slots [base, base + 2^order)
- * where a slot is deadline >> shift. A frame lands in its slot's bucket by
- * appending (O(1)); the earliest non-empty bucket (the "front") is kept
- * sorted, by a merge sort when it becomes the front (O(k log k) for k
- * frames in it, k set by the rate and the bucket width, not by how many
- * frames are held) and by insertion afterwards (new frames rarely land
- * there). A two-level bitmap finds the next non-empty bucket in a few
- * word reads. Frames beyond the wheel's span wait in an overflow min-heap
- * and move into the wheel as `base` advances; that heap holds only the
- * tail of the deadline distribution when the span is sized from the link
- * (le_wheel_init's horizon).
+ * where a slot is deadline >> shift. A frame is appended to its slot's
+ * bucket (O(1)); a bucket is a chain of chunks of consecutive entries, so
+ * appending and draining it touch memory in order (a linked node per frame
+ * cost a cache miss per frame once a million were held). The frames of
+ * the earliest slots are kept apart in a sorted array, the "front": when
+ * it empties, the next non-empty bucket (found in a two-level bitmap in a
+ * few word reads) is copied into it and sorted, O(k log k) for its k
+ * frames, k set by the rate and the bucket width, not by the frames held.
+ * A frame for a slot at or before the front's goes into the front array
+ * in order (binary search; mostly at either end). Frames beyond the
+ * wheel's span wait in an overflow min-heap and move into the wheel as
+ * `base` advances; that heap holds only the tail of the deadline
+ * distribution when the span is sized from the link (le_wheel_init's
+ * horizon).
  *
- * Storage: one pool of nodes (a frame, its insertion number, a link) for
- * `capacity` frames, allocated once; no allocation per frame. */
+ * Storage is allocated once at init for `capacity` frames; nothing is
+ * allocated per frame. */
 #ifndef LE_TIMING_WHEEL_H
 #define LE_TIMING_WHEEL_H
 
@@ -27,32 +31,40 @@
 #include "le_time.h"
 
 #define LE_WHEEL_NIL UINT32_MAX
+#define LE_WHEEL_CHUNK 8 /* entries per chunk */
 
-struct le_wheel_node {
+struct le_wheel_entry {
 	struct le_frame f;
 	uint64_t seq;
-	uint32_t next;
+};
+
+struct le_wheel_chunk {
+	uint32_t next; /* next chunk of the bucket, or of the free list */
+	uint32_t n;    /* entries used */
+	struct le_wheel_entry e[LE_WHEEL_CHUNK];
 };
 
 struct le_wheel_bucket {
-	uint32_t head, tail; /* LE_WHEEL_NIL when empty */
+	uint32_t head, tail; /* chunk indices, LE_WHEEL_NIL when empty */
 };
 
 struct le_timing_wheel {
-	struct le_wheel_node *node;     /* pool of `capacity` nodes */
+	struct le_wheel_entry *fr;      /* the front: sorted, fr[fr_head ..] */
+	uint32_t fr_head, fr_n;
+	struct le_wheel_chunk *chunk;   /* pool of chunks */
+	uint32_t free;                  /* first free chunk */
 	struct le_wheel_bucket *bucket; /* 2^order buckets */
 	uint64_t *bits;                 /* bit per non-empty bucket */
 	uint64_t *summary;              /* bit per non-zero word of bits */
-	uint32_t *over;                 /* overflow min-heap of node indices */
+	struct le_wheel_entry *over;    /* overflow min-heap */
 	uint32_t capacity;
-	uint32_t free;                  /* first free node, chained by next */
-	uint32_t count;                 /* frames in buckets */
+	uint32_t count;                 /* frames in the front and buckets */
 	uint32_t nover;                 /* frames in the overflow heap */
 	unsigned shift;                 /* log2 of a bucket's width in ns */
 	unsigned order;                 /* log2 of the number of buckets */
 	uint64_t mask;                  /* 2^order - 1 */
 	uint64_t base;                  /* first slot the buckets cover */
-	uint64_t front;                 /* slot of the earliest non-empty bucket */
+	uint64_t front;                 /* last slot in the front array */
 	uint64_t seq;                   /* next insertion number */
 };
 
@@ -81,8 +93,8 @@ static inline uint32_t le_wheel_count(const struct le_timing_wheel *w)
 static inline le_ns_t le_wheel_min(const struct le_timing_wheel *w)
 {
 	if (w->count)
-		return w->node[w->bucket[w->front & w->mask].head].f.deadline;
-	return w->nover ? w->node[w->over[0]].f.deadline : UINT64_MAX;
+		return w->fr[w->fr_head].f.deadline; /* the front is never empty then */
+	return w->nover ? w->over[0].f.deadline : UINT64_MAX;
 }
 
 #endif

@@ -1,6 +1,19 @@
 #!/usr/bin/env bash
 # Runs every benchmark; each prints a ratio against a baseline measured in
-# the same invocation.
+# the same invocation. Everything printed is also written to
+# build/bench-report.txt (the bench report), headed by the machine's load,
+# since the figures mean little on a busy machine.
 set -euo pipefail
 cd "$(dirname "$0")"
-python3 forwarding.py "$@"
+build=${BUILD:-../build}
+report="$build/bench-report.txt"
+{
+	echo "linkemu bench $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo
+	echo "== forwarding on net_null: one lcore, both directions, against testpmd io in the same run"
+	python3 forwarding.py "$@"
+	echo
+	echo "== cost growth: the model's CPU ns per frame (virtual time; compare with the ns/frame above)"
+	"$build/bench/model_cost"
+} 2>&1 | tee "$report"
+echo "bench report: $report" >&2

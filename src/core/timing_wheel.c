@@ -8,7 +8,7 @@
 
 /* A bucket of about 1 us: at the 7-15 Mpps one lcore reaches, a few to a
  * dozen frames per bucket, so sorting one is a handful of comparisons. */
-enum { MIN_SHIFT = 10, MIN_ORDER = 8, MAX_ORDER = 16, MAX_SHIFT = 48, INSERTION_SORT_MAX = 32 };
+enum { MIN_SHIFT = 10, MIN_ORDER = 8, MAX_ORDER = 18, MAX_SHIFT = 48, INSERTION_SORT_MAX = 32 };
 
 static int before(const struct le_wheel_entry *a, const struct le_wheel_entry *b)
 {

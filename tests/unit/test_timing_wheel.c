@@ -220,7 +220,7 @@ static void random_against_reference(void)
 	CHECK_EQ_U64(run(5, 8, LE_NS_PER_MS, LE_NS_PER_MS, 100000), 0);
 }
 
-/* The span follows the horizon: 2^8 .. 2^16 buckets of 1.024 us, then
+/* The span follows the horizon: 2^8 .. 2^18 buckets of 1.024 us, then
  * wider buckets. */
 static void span(void)
 {
@@ -228,7 +228,7 @@ static void span(void)
 		le_ns_t horizon;
 		unsigned order, shift;
 	} c[] = { { 0, 8, 10 }, { 262144, 8, 10 }, { 262145, 9, 10 }, { 1400000, 11, 10 },
-		  { 67108864, 16, 10 }, { LE_NS_PER_S, 16, 14 } };
+		  { 67108864, 16, 10 }, { 268435456, 18, 10 }, { LE_NS_PER_S, 18, 12 } };
 	struct le_delay_line d;
 
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {

@@ -13,7 +13,11 @@ report="$build/bench-report.txt"
 	echo "== forwarding on net_null: one lcore, both directions, against testpmd io in the same run"
 	python3 forwarding.py "$@"
 	echo
+	# C micro-benchmarks of the model (virtual time, no DPDK): `make build` first.
 	echo "== cost growth: the model's CPU ns per frame (virtual time; compare with the ns/frame above)"
 	"$build/bench/model_cost"
+	echo
+	echo "== the cost of a live change"
+	"$build/bench/bench_swap_cost"
 } 2>&1 | tee "$report"
 echo "bench report: $report" >&2

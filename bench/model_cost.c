@@ -13,8 +13,8 @@
  * (CLOCK_THREAD_CPUTIME_ID), so another process sharing the CPU does not
  * count, though it still cools the caches.
  *
- * Usage: model_cost [--quick] [--max-held N] [--json]
- * (--quick: up to 10^6 held, fewer rule counts) */
+ * Usage: model_cost [--quick] [--max-held N | --held N | --rules-only] [--json]
+ * (--quick: up to 10^6 held; --held N: that row of the held curve only) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +106,8 @@ int main(int argc, char **argv)
 		/* the label says what the current tree uses; built against an
 		 * older tree, the ordered rows measure its structure */
 	};
-	int quick = 0, json = 0;
-	double max_held = 1.5e7;
+	int quick = 0, json = 0, do_held = 1, do_rules = 1;
+	double max_held = 1.5e7, min_held = 0;
 	char text[LE_PATH_TEXT_MAX];
 
 	for (int i = 1; i < argc; i++) {
@@ -117,21 +117,30 @@ int main(int argc, char **argv)
 			json = 1;
 		else if (strcmp(argv[i], "--max-held") == 0 && i + 1 < argc)
 			max_held = atof(argv[++i]);
+		else if (strcmp(argv[i], "--held") == 0 && i + 1 < argc)
+			min_held = max_held = atof(argv[++i]), do_rules = 0;
+		else if (strcmp(argv[i], "--rules-only") == 0)
+			do_held = 0;
 		else {
-			fprintf(stderr, "usage: model_cost [--quick] [--max-held N] [--json]\n");
+			fprintf(stderr, "usage: model_cost [--quick] [--max-held N | --held N | --rules-only] [--json]\n");
 			return 2;
 		}
 	}
-	printf(json ? "{\"held\": [" : "ns/frame (model CPU) vs frames held, 14.88 Mpps offered\n%12s %-16s %9s\n",
-	       "held", "line", "ns/frame");
+	if (json)
+		printf("{\"held\": [");
+	else if (do_held)
+		printf("ns/frame (model CPU) vs frames held, 14.88 Mpps offered\n%12s %-16s %9s\n", "held", "line",
+		       "ns/frame");
 	int first = 1;
 	for (unsigned h = 0; h < sizeof(held) / sizeof(held[0]); h++) {
 		unsigned long long n = (unsigned long long)held[h];
 		unsigned long long delay = n * ARRIVAL_PS / 1000, limit = n + n / 4 + 1000;
 		uint64_t warm = n + n / 8 + 100000, frames = n > 4000000 ? n : 4000000, got = 0;
 
-		if ((quick && n > 1000000) || n > max_held)
+		if ((quick && n > 1000000) || n > max_held || !do_held)
 			break;
+		if (n < min_held)
+			continue;
 		for (unsigned f = 0; f < 3; f++) {
 			double ns;
 			snprintf(text, sizeof(text), forms[f][1], delay, limit);
@@ -147,10 +156,13 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	printf(json ? "], \"rules\": [" : "\nns/frame (model CPU) vs class rules (no frame matches: every rule is tried)\n%6s %-22s %9s\n",
-	       "rules", "kind", "ns/frame");
+	if (json)
+		printf("], \"rules\": [");
+	else if (do_rules)
+		printf("\nns/frame (model CPU) vs class rules (no frame matches: every rule is tried)\n%6s %-22s %9s\n",
+		       "rules", "kind", "ns/frame");
 	first = 1;
-	for (unsigned r = 0; r < sizeof(rules) / sizeof(rules[0]); r++) {
+	for (unsigned r = 0; do_rules && r < sizeof(rules) / sizeof(rules[0]); r++) {
 		for (int range = 0; range < 2; range++) {
 			size_t len = (size_t)snprintf(text, sizeof(text), "delay 100us limit 100000");
 			uint64_t got;

@@ -101,6 +101,9 @@ int main(int argc, char **argv)
 	static const unsigned rules[] = { 0, 1, 2, 4, 8, 16, 32, 64 };
 	static const char *const forms[][2] = {
 		{ "fifo", "delay %lluns limit %llu" },
+		/* the jitter's own cost, without reordering: what the wheel adds
+		 * is the difference with the next row */
+		{ "fifo (jitter nr)", "delay %lluns 100us noreorder limit %llu" },
 		{ "wheel (jitter)", "delay %lluns 100us limit %llu" },
 		{ "wheel (reorder)", "delay %lluns reorder 1%% limit %llu" },
 		/* the label says what the current tree uses; built against an
@@ -141,7 +144,7 @@ int main(int argc, char **argv)
 			break;
 		if (n < min_held)
 			continue;
-		for (unsigned f = 0; f < 3; f++) {
+		for (unsigned f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
 			double ns;
 			snprintf(text, sizeof(text), forms[f][1], delay, limit);
 			ns = run(text, warm, frames, &got);

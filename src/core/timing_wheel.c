@@ -58,9 +58,11 @@ int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_
 		return -1;
 	}
 	memset(w->bucket, 0xff, (w->mask + 1) * sizeof(*w->bucket)); /* all NIL */
-	for (uint32_t i = 0; i < nc; i++)
-		w->chunk[i].next = i + 1 < nc ? i + 1 : NIL;
-	w->free = 0;
+	/* Chunks never used are taken in order from `fresh`, so the pool's
+	 * pages are touched only as far as the link ever needed. */
+	w->free = NIL;
+	w->fresh = 0;
+	w->nchunks = nc;
 	return 0;
 }
 
@@ -166,9 +168,12 @@ static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct 
 	struct le_wheel_chunk *c;
 
 	if (b->tail == NIL || w->chunk[b->tail].n == LE_WHEEL_CHUNK) {
-		uint32_t k = w->free; /* never NIL: see nchunks */
+		uint32_t k = w->free;
 
-		w->free = w->chunk[k].next;
+		if (k != NIL)
+			w->free = w->chunk[k].next;
+		else
+			k = w->fresh++; /* < nchunks: see nchunks() */
 		w->chunk[k].next = NIL;
 		w->chunk[k].n = 0;
 		if (b->tail == NIL) {

@@ -52,7 +52,9 @@ struct le_timing_wheel {
 	struct le_wheel_entry *fr;      /* the front: sorted, fr[fr_head ..] */
 	uint32_t fr_head, fr_n;
 	struct le_wheel_chunk *chunk;   /* pool of chunks */
-	uint32_t free;                  /* first free chunk */
+	uint32_t free;                  /* first free chunk, NIL when none */
+	uint32_t fresh;                 /* chunks [fresh, nchunks) never used */
+	uint32_t nchunks;
 	struct le_wheel_bucket *bucket; /* 2^order buckets */
 	uint64_t *bits;                 /* bit per non-empty bucket */
 	uint64_t *summary;              /* bit per non-zero word of bits */

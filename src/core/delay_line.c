@@ -83,10 +83,17 @@ void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now)
 			d->due++;
 		return;
 	}
-	while (le_wheel_count(&d->wheel) && le_wheel_min(&d->wheel) <= now) {
-		struct le_frame f;
-		le_wheel_pop_min(&d->wheel, &f);
-		ring_push(d, &f);
+	/* Straight into the due ring, up to where it wraps; it has room for
+	 * every frame the wheel holds (they share the capacity). */
+	for (;;) {
+		uint32_t tail = (d->head + d->count) & d->mask;
+		uint32_t room = d->capacity - tail < d->capacity - d->count ? d->capacity - tail
+									  : d->capacity - d->count;
+		unsigned n = room ? le_wheel_take_due(&d->wheel, now, &d->slot[tail], room) : 0;
+
+		d->count += n;
+		if (n < room || n == 0)
+			break;
 	}
 	le_wheel_advance(&d->wheel, now);
 }

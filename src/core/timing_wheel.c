@@ -333,6 +333,29 @@ int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out)
 	return 0;
 }
 
+unsigned le_wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_frame *out, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && w->count) {
+		while (n < max && w->fr_n && w->fr[w->fr_head].f.deadline <= now) {
+			out[n++] = w->fr[w->fr_head++].f;
+			w->fr_n--;
+			w->count--;
+		}
+		if (w->fr_n)
+			break; /* its head is not due (or out is full) */
+		if (w->count)
+			refill_front(w);
+	}
+	while (n < max && !w->count && w->nover && w->over[0].f.deadline <= now) {
+		struct le_wheel_entry e;
+		heap_pop(w, &e);
+		out[n++] = e.f;
+	}
+	return n;
+}
+
 void le_wheel_advance(struct le_timing_wheel *w, le_ns_t now)
 {
 	uint64_t s = now >> w->shift;

@@ -81,6 +81,9 @@ int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f);
 /* Removes the frame with the smallest (deadline, insertion number); -1
  * when empty. */
 int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out);
+/* Removes up to max frames with deadline <= now, in order, into out:
+ * le_wheel_pop_min in a loop, without a call per frame. */
+unsigned le_wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_frame *out, unsigned max);
 /* Time has reached `now` and every frame with deadline <= now has been
  * popped: the wheel moves on, taking in overflow frames that now fall in
  * its span. */

@@ -137,7 +137,8 @@ int main(int argc, char **argv)
 	int first = 1;
 	for (unsigned h = 0; h < sizeof(held) / sizeof(held[0]); h++) {
 		unsigned long long n = (unsigned long long)held[h];
-		unsigned long long delay = n * ARRIVAL_PS / 1000, limit = n + n / 4 + 1000;
+		/* room for the frames 100 us of jitter adds (1488 at 14.88 Mpps), twice */
+		unsigned long long delay = n * ARRIVAL_PS / 1000, limit = n + n / 4 + 4000;
 		uint64_t warm = n + n / 8 + 100000, frames = n > 4000000 ? n : 4000000, got = 0;
 
 		if ((quick && n > 1000000) || n > max_held || !do_held)

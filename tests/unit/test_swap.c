@@ -492,6 +492,26 @@ static void loss_model_change(void)
 	CHECK(lost > 20 && lost < 80, "%d lost", lost); /* a real loss 50% */
 	release(&sw);
 	release(&ref);
+
+	/* gemodel -> 4-state: Gilbert-Elliott's Bad (2) means nothing to the
+	 * 4-state chain, which starts in 1, where it never loses here (p13 =
+	 * p14 = 0); from 2 it would lose at once (p23 = 100%). */
+	a = build("loss gemodel 100% 0%", &fk, 1);
+	b = build("loss state 0% 100% 0% 100% 0%", &fk, 1);
+	if (a == NULL || b == NULL)
+		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 3; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, (le_ns_t)i);
+	CHECK(le_swap_stage(&sw, b, 10) == 0);
+	for (int i = 0; i < 10; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, 10 + (le_ns_t)i);
+	{
+		struct le_counters c;
+		le_swap_class_counters(&sw, 0, &c);
+		CHECK_EQ_U64(c.drop[LE_DROP_LOSS], 2); /* the two gemodel losses only */
+	}
+	release(&sw);
 	fk_fini(&fk);
 }
 

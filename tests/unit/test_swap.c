@@ -292,6 +292,19 @@ static void release(struct le_swap *sw)
 	}
 }
 
+/* Frames, and a swap whose active path is built from ca, with the path
+ * of cb in *b for the test to stage. */
+static int start(struct fakes *fk, struct le_swap *sw, const char *ca, const char *cb, struct le_path **b)
+{
+	struct le_path *a;
+
+	fk_init(fk, 1);
+	if ((a = build(ca, fk, 1)) == NULL || (*b = build(cb, fk, 1)) == NULL)
+		return -1;
+	le_swap_init(sw, a);
+	return 0;
+}
+
 /* Departure deadlines by frame index. */
 static void collect(struct le_swap *sw, le_ns_t now, le_ns_t *dl, uint32_t max)
 {
@@ -312,13 +325,11 @@ static void timed_delay(int polls)
 	const le_ns_t at[6] = { 0, 4 * LE_NS_PER_MS, T - 1, T, T + 1, 9 * LE_NS_PER_MS };
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[6] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("delay 10ms", &fk, 1)) == NULL || (b = build("delay 20ms", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "delay 10ms", "delay 20ms", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	CHECK(le_swap_stage(&sw, b, T) == 0);
 	CHECK(le_swap_stage(&sw, b, T) == -1); /* one staged at a time */
 	CHECK(le_swap_next_deadline(&sw) == T);
@@ -344,13 +355,11 @@ static void timed_rate(int polls)
 	const le_ns_t T = 3500 * LE_NS_PER_US;
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[12] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("rate 10mbit", &fk, 1)) == NULL || (b = build("rate 1mbit", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "rate 10mbit", "rate 1mbit", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 10; i++)
 		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0); /* 1 ms each at 10 Mbit/s */
 	CHECK(le_swap_stage(&sw, b, T) == 0);
@@ -375,10 +384,9 @@ static void timed_by_dequeue(void)
 	struct le_path *a, *b;
 	struct le_frame out[4];
 
-	fk_init(&fk, 1);
-	if ((a = build("delay 1ms", &fk, 1)) == NULL || (b = build("delay 2ms", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "delay 1ms", "delay 2ms", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
+	a = sw.active;
 	CHECK(le_swap_stage(&sw, b, 7 * LE_NS_PER_MS) == 0);
 	le_swap_dequeue(&sw, 6 * LE_NS_PER_MS, out, 4);
 	CHECK_EQ_U64(sw.swaps, 0);
@@ -515,18 +523,6 @@ static void loss_model_change(void)
 	fk_fini(&fk);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f == NULL) {
-		CHECK(0, "cannot write %s", path);
-		return;
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
 /* rate -> slot and rate -> trace with frames still queued: frames the
  * rate started before T finish at the rate; the rest wait for the new
  * serializer, which starts at T. 1250 B at 1 Mbit/s = 10 ms; T = 15 ms. */
@@ -534,13 +530,11 @@ static void rate_to(const char *cfg, const le_ns_t want[5])
 {
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[5] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("rate 1mbit", &fk, 1)) == NULL || (b = build(cfg, &fk, 1)) == NULL)
+	if (start(&fk, &sw, "rate 1mbit", cfg, &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 5; i++)
 		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
 	CHECK(le_swap_stage(&sw, b, 15 * LE_NS_PER_MS) == 0);
@@ -566,7 +560,7 @@ static void rate_to_slot_and_trace(void)
 	if (fd < 0)
 		return;
 	close(fd);
-	write_file(file, "1\n");
+	mt_write_file(file, "1\n");
 	rate_to("slot 10ms packets 2", slot);
 	snprintf(cfg, sizeof(cfg), "trace %s", file);
 	rate_to(cfg, trace);
@@ -579,14 +573,11 @@ static void noreorder_queued(void)
 {
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[25] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("rate 1mbit delay 50ms 10ms noreorder", &fk, 1)) == NULL ||
-	    (b = build("delay 1ms 1ms noreorder", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "rate 1mbit delay 50ms 10ms noreorder", "delay 1ms 1ms noreorder", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 5; i++)
 		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
 	CHECK(le_swap_stage(&sw, b, 15 * LE_NS_PER_MS) == 0);
@@ -607,14 +598,11 @@ static void reorder_gap_phase(void)
 {
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[12] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("delay 10ms reorder 100% gap 3", &fk, 1)) == NULL ||
-	    (b = build("delay 10ms reorder 100% gap 3", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "delay 10ms reorder 100% gap 3", "delay 10ms reorder 100% gap 3", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 12; i++) {
 		if (i == 4)
 			CHECK(le_swap_stage(&sw, b, (le_ns_t)i * 1000) == 0);
@@ -640,8 +628,8 @@ static void trace_phase(void)
 		return;
 	close(d1);
 	close(d2);
-	write_file(f1, "2\n2\n2\n4\n");
-	write_file(f2, "2\n2\n2\n4\n");
+	mt_write_file(f1, "2\n2\n2\n4\n");
+	mt_write_file(f2, "2\n2\n2\n4\n");
 	for (int v = 0; v < 3; v++) {
 		struct fakes fk;
 		struct le_swap sw;
@@ -681,16 +669,13 @@ static void limit_lowered(void)
 {
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	struct le_counters c = { 0 };
 	struct le_frame out[256];
 	uint64_t sent = 0;
 
-	fk_init(&fk, 1);
-	if ((a = build("rate 1mbit limit 5000", &fk, 1)) == NULL ||
-	    (b = build("rate 10gbit delay 1s limit 100", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "rate 1mbit limit 5000", "rate 10gbit delay 1s limit 100", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 3000; i++)
 		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
 	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);

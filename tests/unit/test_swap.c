@@ -556,6 +556,12 @@ static void rate_to_slot_and_trace(void)
 	static const le_ns_t slot[5] = { 10000000, 20000000, 25000000, 25000000, 35000000 };
 	/* one opportunity a ms, starting after T: 1250 B frames share them */
 	static const le_ns_t trace[5] = { 10000000, 20000000, 16000000, 17000000, 18000000 };
+	/* opportunities at 0 and 2 ms of each 2 ms lap: the trace starts at
+	 * T, whose own opportunity (offset 0) is not used, like a first
+	 * frame's arrival time */
+	static const le_ns_t trace0[5] = { 10000000, 20000000, 17000000, 17000000, 19000000 };
+	/* no serializer: the frames left over leave it at T, then the delay */
+	static const le_ns_t none[5] = { 10000000, 20000000, 16000000, 16000000, 16000000 };
 
 	if (fd < 0)
 		return;
@@ -564,6 +570,9 @@ static void rate_to_slot_and_trace(void)
 	rate_to("slot 10ms packets 2", slot);
 	snprintf(cfg, sizeof(cfg), "trace %s", file);
 	rate_to(cfg, trace);
+	mt_write_file(file, "0\n2\n");
+	rate_to(cfg, trace0);
+	rate_to("delay 1ms", none);
 	unlink(file);
 }
 
@@ -691,6 +700,93 @@ static void limit_lowered(void)
 	fk_fini(&fk);
 }
 
+/* Three changes back to the first link's explicit seed: a link without
+ * `seed` keeps the seed it continues, so coming back to `seed 5` is no
+ * change and the run is the one without changes. */
+static void seed_chain(void)
+{
+	static const char *const cfg[3] = { "delay 10ms 4ms loss 10% seed 5", "delay 10ms 4ms loss 10%",
+					    "delay 10ms 4ms loss 10% seed 5" };
+	le_ns_t base[300] = { 0 }, got[300] = { 0 };
+
+	for (int v = 0; v < 2; v++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *b, *c = NULL;
+		le_ns_t *dl = v ? got : base;
+
+		if (start(&fk, &sw, cfg[0], cfg[v ? 1 : 0], &b) < 0 || (c = build(cfg[v ? 2 : 0], &fk, 1)) == NULL)
+			return;
+		for (int i = 0; i < 300; i++) {
+			if (i == 100)
+				CHECK(le_swap_stage(&sw, b, (le_ns_t)i * 50000) == 0);
+			if (i == 200)
+				CHECK(le_swap_stage(&sw, c, (le_ns_t)i * 50000) == 0);
+			le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, (le_ns_t)i * 50000);
+		}
+		collect(&sw, LE_NS_PER_S, dl, 300);
+		release(&sw);
+		fk_fini(&fk);
+	}
+	CHECK(memcmp(base, got, sizeof(base)) == 0);
+}
+
+/* A `once` trace that has ended keeps its frames (they wait for a
+ * change); a change to the same trace does not restart it. */
+static void once_ended(void)
+{
+	static char file[] = "/tmp/le_swap_once_XXXXXX";
+	int fd = mkstemp(file);
+	char cfg[100];
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	le_ns_t dl[6] = { 0 };
+
+	if (fd < 0)
+		return;
+	close(fd);
+	mt_write_file(file, "1\n2\n");
+	snprintf(cfg, sizeof(cfg), "trace %s once", file);
+	if (start(&fk, &sw, cfg, cfg, &b) < 0)
+		return;
+	for (int i = 0; i < 6; i++)
+		le_swap_offer(&sw, frame(&fk, 1500, 0, 0), 1500, 0);
+	collect(&sw, 10 * LE_NS_PER_MS, dl, 6); /* two left at 1 and 2 ms, the trace ended */
+	CHECK(le_swap_stage(&sw, b, 20 * LE_NS_PER_MS) == 0);
+	collect(&sw, LE_NS_PER_S, dl, 6);
+	CHECK_EQ_U64(sw.swaps, 1);
+	CHECK_EQ_U64(le_swap_depth(&sw), 4);
+	CHECK(dl[0] == LE_NS_PER_MS && dl[1] == 2 * LE_NS_PER_MS && dl[2] == 0);
+	release(&sw);
+	fk_fini(&fk);
+	unlink(file);
+}
+
+/* A change that raises the limit past the queue's ring while frames wait:
+ * the new link chains the old ring before its own, in order. */
+static void limit_raised(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	le_ns_t dl[40] = { 0 };
+
+	if (start(&fk, &sw, "rate 1mbit limit 10", "rate 1mbit limit 5000", &b) < 0)
+		return;
+	for (int i = 0; i < 10; i++) /* 1250 B: 10 ms each */
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
+	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);
+	for (int i = 10; i < 40; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 2 * LE_NS_PER_MS);
+	CHECK_EQ_U64(sw.active->link[0].queue.nrings, 2);
+	collect(&sw, 10 * LE_NS_PER_S, dl, 40);
+	for (int i = 0; i < 40; i++)
+		CHECK_EQ_U64(dl[i], (le_ns_t)(i + 1) * 10 * LE_NS_PER_MS);
+	release(&sw);
+	fk_fini(&fk);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -709,6 +805,9 @@ int main(int argc, char **argv)
 	reorder_gap_phase();
 	trace_phase();
 	limit_lowered();
+	seed_chain();
+	once_ended();
+	limit_raised();
 	identity();
 	return mt_summary();
 }

@@ -54,6 +54,19 @@ void le_counters_add(struct le_counters *dst, const struct le_counters *src)
 	dst->dup += src->dup;
 	for (unsigned i = 0; i < LE_EVENTS; i++)
 		dst->event[i] += src->event[i];
+	dst->hop_in += src->hop_in;
+	dst->hop_in_bytes += src->hop_in_bytes;
+	dst->hop_out += src->hop_out;
+	dst->hop_out_bytes += src->hop_out_bytes;
+}
+
+void le_counters_fold_hops(struct le_counters *c)
+{
+	c->rx -= c->hop_in;
+	c->rx_bytes -= c->hop_in_bytes;
+	c->tx -= c->hop_out;
+	c->tx_bytes -= c->hop_out_bytes;
+	c->hop_in = c->hop_in_bytes = c->hop_out = c->hop_out_bytes = 0;
 }
 
 int le_counters_conserved(const struct le_counters *c, uint64_t in_flight)

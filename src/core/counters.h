@@ -59,11 +59,20 @@ struct le_counters {
 	uint64_t drop[LE_DROP_CAUSES];
 	uint64_t dup;                 /* copies made by `duplicate` (JSON "dup") */
 	uint64_t event[LE_EVENTS];
+	/* Hand-overs between the hops of a chain (chain.h), also counted in
+	 * rx/tx of the hops concerned; le_counters_fold_hops takes them out
+	 * to give the chain's counts as one link. */
+	uint64_t hop_in, hop_in_bytes;   /* received from the previous hop */
+	uint64_t hop_out, hop_out_bytes; /* handed on to the next hop */
 };
 
 uint64_t le_counters_dropped(const struct le_counters *c);
 /* dst += src */
 void le_counters_add(struct le_counters *dst, const struct le_counters *src);
+/* A sum over hops (or paths) as one link: rx less what came from a
+ * previous hop, tx less what went to a next one; the hop fields become
+ * 0. */
+void le_counters_fold_hops(struct le_counters *c);
 /* 1 when rx + dup == tx + drops + in_flight. */
 int le_counters_conserved(const struct le_counters *c, uint64_t in_flight);
 

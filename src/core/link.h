@@ -96,6 +96,7 @@ struct le_link {
 	/* live changes (le_link_inherit): the link this one continues while
 	 * it still holds frames, and the one continuing this */
 	struct le_link *elder, *heir;
+	int has_next;               /* a later hop of a chain follows (chain.h) */
 };
 
 /* Sets up a link for `cfg`; the seed is cfg->seed when cfg->seed_set,

@@ -45,6 +45,79 @@ static int split(char *s, char **w, int max)
 	return n;
 }
 
+/* Parses LINK [>> LINK ...] from words into hop 0 (*first) and the
+ * path's pool of further hops. Errors say which hop. */
+static int parse_chain(int n, char **w, struct le_link_config *first, struct le_hops *hops,
+		       struct le_path_config *out, char *err, size_t errlen)
+{
+	char sub[LE_ERR_MAX];
+	int start = 0;
+	unsigned hop = 0;
+
+	hops->more = 0;
+	hops->first = (uint8_t)out->nextra;
+	for (int k = 0; k <= n; k++) {
+		struct le_link_config *dst;
+
+		if (k < n && strcmp(w[k], ">>") != 0)
+			continue;
+		if (k == n && hop == 0)
+			return le_config_parse_words(n, (const char *const *)w, first, err, errlen);
+		if (k == start)
+			return le_err(err, errlen, "hop %u is empty: '>>' %s (LINK >> LINK, each hop at least one word)",
+				      hop + 1, k == 0 ? "at the start" : k == n ? "at the end" : "twice in a row");
+		if (hop + 1 > LE_MAX_HOPS)
+			return le_err(err, errlen, "more than %d hops in one link (each hop has its own rings)",
+				      LE_MAX_HOPS);
+		if (hop > 0 && out->nextra == LE_PATH_EXTRA_HOPS)
+			return le_err(err, errlen, "more than %d hops after the first ones in a path", LE_PATH_EXTRA_HOPS);
+		dst = hop == 0 ? first : &out->extra[out->nextra];
+		if (le_config_parse_words(k - start, (const char *const *)w + start, dst, sub, sizeof(sub)) < 0)
+			return le_err(err, errlen, "hop %u: %s", hop + 1, sub);
+		if (hop > 0) {
+			out->nextra++;
+			hops->more++;
+		}
+		hop++;
+		start = k + 1;
+	}
+	return 0;
+}
+
+/* Copies text with spaces around each ">>", so "a>>b" is three words. */
+static char *space_chains(const char *text)
+{
+	size_t len = strlen(text);
+	char *s = malloc(len * 2 + 1), *o = s;
+
+	if (s == NULL)
+		return NULL;
+	for (const char *p = text; *p; p++) {
+		if (p[0] == '>' && p[1] == '>') {
+			o += sprintf(o, " >> ");
+			p++;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return s;
+}
+
+unsigned le_path_config_hops(const struct le_path_config *c, unsigned cls)
+{
+	return 1u + (cls == 0 ? c->dflt_hops.more : c->cls[cls - 1].hops.more);
+}
+
+const struct le_link_config *le_path_config_hop(const struct le_path_config *c, unsigned cls, unsigned hop)
+{
+	const struct le_hops *h = cls == 0 ? &c->dflt_hops : &c->cls[cls - 1].hops;
+
+	if (hop == 0)
+		return cls == 0 ? &c->dflt : &c->cls[cls - 1].link;
+	return &c->extra[h->first + hop - 1];
+}
+
 static int parse_rule(char *seg, unsigned idx, struct le_path_config *out, char *err, size_t errlen)
 {
 	struct le_class_config *c = &out->cls[out->nclasses];
@@ -101,8 +174,7 @@ static int parse_rule(char *seg, unsigned idx, struct le_path_config *out, char 
 		le_err(err, errlen, "class %s: %s", c->name, sub);
 		goto out;
 	}
-	if (le_config_parse_words(n - colon - 1, (const char *const *)w + colon + 1, &c->link, sub,
-				  sizeof(sub)) < 0) {
+	if (parse_chain(n - colon - 1, w + colon + 1, &c->link, &c->hops, out, sub, sizeof(sub)) < 0) {
 		le_err(err, errlen, "class %s: %s", c->name, sub);
 		goto out;
 	}
@@ -115,10 +187,11 @@ out:
 
 int le_path_config_parse(const char *text, struct le_path_config *out, char *err, size_t errlen)
 {
-	char *copy = strdup(text), *seg, *semi;
+	char *copy = space_chains(text), *seg, *semi;
 	char sub[LE_ERR_MAX];
 	unsigned idx = 0;
-	int rc = 0;
+	int rc = 0, n;
+	char **w = NULL;
 
 	le_path_config_default(out);
 	if (copy == NULL)
@@ -127,7 +200,14 @@ int le_path_config_parse(const char *text, struct le_path_config *out, char *err
 	semi = strchr(seg, ';');
 	if (semi)
 		*semi = '\0';
-	if (le_config_parse(seg, &out->dflt, sub, sizeof(sub)) < 0) {
+	n = (int)strlen(seg) / 2 + 2;
+	w = malloc((size_t)n * sizeof(*w));
+	if (w == NULL) {
+		rc = le_err(err, errlen, "out of memory");
+		goto out;
+	}
+	n = split(seg, w, n);
+	if (parse_chain(n, w, &out->dflt, &out->dflt_hops, out, sub, sizeof(sub)) < 0) {
 		rc = le_err(err, errlen, "%s", sub);
 		goto out;
 	}
@@ -142,23 +222,41 @@ int le_path_config_parse(const char *text, struct le_path_config *out, char *err
 		}
 	}
 out:
+	free(w);
 	free(copy);
 	return rc;
 }
 
+/* Class cls's link: its hops joined by " >> " (a hop that formats as
+ * nothing is written "delay 0ms", since an empty hop does not parse). */
+static void format_chain(const struct le_path_config *c, unsigned cls, char *buf, size_t buflen)
+{
+	char hop[LE_CONFIG_TEXT_MAX];
+	unsigned n = le_path_config_hops(c, cls);
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned h = 0; h < n; h++) {
+		le_config_format(le_path_config_hop(c, cls, h), hop, sizeof(hop));
+		if (n > 1 && hop[0] == '\0')
+			snprintf(hop, sizeof(hop), "delay 0ms");
+		len += (size_t)snprintf(buf + len, len < buflen ? buflen - len : 0, "%s%s", h ? " >> " : "", hop);
+	}
+}
+
 size_t le_path_config_format(const struct le_path_config *c, char *buf, size_t buflen)
 {
-	char link[LE_CONFIG_TEXT_MAX], match[512];
+	char link[LE_CONFIG_TEXT_MAX * LE_MAX_HOPS], match[512];
 	size_t len = 0;
 
 #define PUT(...) len += (size_t)snprintf(buf + len, len < buflen ? buflen - len : 0, __VA_ARGS__)
 	if (buflen)
 		buf[0] = '\0';
-	le_config_format(&c->dflt, link, sizeof(link));
+	format_chain(c, 0, link, sizeof(link));
 	PUT("%s", link);
 	for (unsigned k = 0; k < c->nclasses; k++) {
 		le_match_format(&c->cls[k].match, match, sizeof(match));
-		le_config_format(&c->cls[k].link, link, sizeof(link));
+		format_chain(c, k + 1, link, sizeof(link));
 		PUT("%s; class %s match %s :%s%s", len ? " " : "", c->cls[k].name, match, link[0] ? " " : "", link);
 	}
 #undef PUT
@@ -169,17 +267,58 @@ size_t le_path_config_format(const struct le_path_config *c, char *buf, size_t b
 
 int le_path_config_equal(const struct le_path_config *a, const struct le_path_config *b)
 {
-	if (!le_config_equal(&a->dflt, &b->dflt) || a->nclasses != b->nclasses)
+	if (a->nclasses != b->nclasses)
 		return 0;
 	for (unsigned k = 0; k < a->nclasses; k++)
 		if (strcmp(a->cls[k].name, b->cls[k].name) != 0 ||
-		    !le_match_equal(&a->cls[k].match, &b->cls[k].match) ||
-		    !le_config_equal(&a->cls[k].link, &b->cls[k].link))
+		    !le_match_equal(&a->cls[k].match, &b->cls[k].match))
 			return 0;
+	for (unsigned k = 0; k <= a->nclasses; k++) {
+		if (le_path_config_hops(a, k) != le_path_config_hops(b, k))
+			return 0;
+		for (unsigned h = 0; h < le_path_config_hops(a, k); h++)
+			if (!le_config_equal(le_path_config_hop(a, k, h), le_path_config_hop(b, k, h)))
+				return 0;
+	}
 	return 1;
 }
 
 /* --- runtime ------------------------------------------------------------- */
+
+/* Class k's earlier hops (0 .. n-2), allocated in up[k]; the last hop
+ * is link[k], set up already, so a plain link needs nothing more. */
+static int init_hops(struct le_path *p, unsigned k, enum le_direction dir, uint64_t default_seed, char *err,
+		     size_t errlen)
+{
+	unsigned n = le_path_config_hops(&p->cfg, k);
+	struct le_chain *c = &p->chain[k];
+	char sub[LE_ERR_MAX];
+
+	c->n = 1;
+	c->hop[0] = &p->link[k];
+	if (n == 1)
+		return 0;
+	p->up[k] = calloc(n - 1, sizeof(*p->up[k]));
+	if (p->up[k] == NULL)
+		return le_err(err, errlen, "out of memory");
+	for (unsigned h = 0; h + 1 < n; h++) {
+		if (le_link_init_ops(&p->up[k][h], le_path_config_hop(&p->cfg, k, h), dir, le_chain_stream(k, h),
+				     default_seed, &p->ops, sub, sizeof(sub)) < 0) {
+			for (unsigned j = 0; j < h; j++)
+				le_link_free(&p->up[k][j]);
+			free(p->up[k]);
+			p->up[k] = NULL;
+			return le_err(err, errlen, "hop %u: %s", h + 1, sub);
+		}
+		p->up[k][h].cls = k;   /* frames carry their class, whatever the hop */
+		p->up[k][h].has_next = 1;
+		c->hop[h] = &p->up[k][h];
+	}
+	c->hop[n - 1] = &p->link[k];
+	c->n = n;
+	p->chained = 1;
+	return 0;
+}
 
 int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_direction dir,
 		 uint64_t default_seed, const struct le_frame_ops *ops, char *err, size_t errlen)
@@ -197,19 +336,27 @@ int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_di
 	p->ops = *ops;
 	p->depth = LE_PKT_L2;
 	for (unsigned k = 0; k <= cfg->nclasses; k++) {
-		const struct le_link_config *lc = k ? &cfg->cls[k - 1].link : &cfg->dflt;
+		/* link[k] is the class's last hop, where its frames leave. */
+		unsigned last = le_path_config_hops(cfg, k) - 1;
+		const char *cname = k ? cfg->cls[k - 1].name : "";
 
-		if (le_link_init_ops(&p->link[k], lc, dir, k, default_seed, ops, sub, sizeof(sub)) < 0) {
-			le_err(err, errlen, "%s%s%s", k ? "class " : "", k ? cfg->cls[k - 1].name : "", k ? ": " : "");
-			if (err != NULL && errlen > 0) {
-				size_t used = strlen(err);
-				snprintf(err + used, errlen > used ? errlen - used : 0, "%s", sub);
-			}
-			for (unsigned j = 0; j < k; j++)
-				le_link_free(&p->link[j]);
+		if (le_link_init_ops(&p->link[k], le_path_config_hop(cfg, k, last), dir, le_chain_stream(k, last),
+				     default_seed, ops, sub, sizeof(sub)) < 0) {
+			if (last > 0)
+				le_err(err, errlen, "%s%s%shop %u: %s", k ? "class " : "", cname, k ? ": " : "", last + 1,
+				       sub);
+			else
+				le_err(err, errlen, "%s%s%s%s", k ? "class " : "", cname, k ? ": " : "", sub);
+			le_path_free(p);
 			return -1;
 		}
+		p->link[k].cls = k;
 		p->nlinks = k + 1;
+		if (init_hops(p, k, dir, default_seed, sub, sizeof(sub)) < 0) {
+			le_err(err, errlen, "%s%s%s%s", k ? "class " : "", cname, k ? ": " : "", sub);
+			le_path_free(p);
+			return -1;
+		}
 		if (k > 0 && le_match_depth(&cfg->cls[k - 1].match) > p->depth)
 			p->depth = le_match_depth(&cfg->cls[k - 1].match);
 	}
@@ -228,8 +375,15 @@ int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_di
 
 void le_path_free(struct le_path *p)
 {
-	for (unsigned k = 0; k < p->nlinks; k++)
+	for (unsigned k = 0; k < p->nlinks; k++) {
+		if (p->up[k] != NULL) {
+			for (unsigned h = 0; h + 1 < p->chain[k].n; h++)
+				le_link_free(&p->up[k][h]);
+			free(p->up[k]);
+			p->up[k] = NULL;
+		}
 		le_link_free(&p->link[k]);
+	}
 	p->nlinks = 0;
 	le_class_set_free(&p->rules);
 }
@@ -251,13 +405,21 @@ unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len)
 
 void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arrival)
 {
-	le_link_offer(&p->link[le_path_classify(p, handle, len)], handle, len, arrival);
+	le_chain_offer(&p->chain[le_path_classify(p, handle, len)], handle, len, arrival);
+}
+
+void le_path_move(struct le_path *p, le_ns_t now)
+{
+	if (p->chained)
+		for (unsigned k = 0; k < p->nlinks; k++)
+			le_chain_move(&p->chain[k], now);
 }
 
 unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, unsigned max)
 {
 	unsigned n = 0;
 
+	le_path_move(p, now);
 	if (p->nlinks == 1)
 		return le_link_dequeue(&p->link[0], now, out, max);
 	unsigned due[LE_MAX_CLASSES + 1], ndue = 0;
@@ -298,7 +460,7 @@ uint64_t le_path_drain(struct le_path *p)
 	uint64_t n = 0;
 
 	for (unsigned k = 0; k < p->nlinks; k++)
-		n += le_link_drain(&p->link[k]);
+		n += le_chain_drain(&p->chain[k]);
 	return n;
 }
 
@@ -307,7 +469,7 @@ le_ns_t le_path_next_deadline(const struct le_path *p)
 	le_ns_t d = UINT64_MAX;
 
 	for (unsigned k = 0; k < p->nlinks; k++) {
-		le_ns_t x = le_link_next_deadline(&p->link[k]);
+		le_ns_t x = le_chain_next_deadline(&p->chain[k]);
 		if (x < d)
 			d = x;
 	}
@@ -319,7 +481,7 @@ uint32_t le_path_depth(const struct le_path *p)
 	uint32_t n = 0;
 
 	for (unsigned k = 0; k < p->nlinks; k++)
-		n += le_link_depth(&p->link[k]);
+		n += le_chain_depth(&p->chain[k]);
 	return n;
 }
 
@@ -335,21 +497,43 @@ const char *le_path_class_name(const struct le_path *p, unsigned cls)
 	return cls < p->nlinks ? p->cfg.cls[cls - 1].name : "unknown";
 }
 
-const struct le_counters *le_path_class_counters(const struct le_path *p, unsigned cls)
+struct le_counters le_path_class_counters(const struct le_path *p, unsigned cls)
 {
-	return cls < p->nlinks ? &p->link[cls].ctr : NULL;
+	struct le_counters c;
+
+	memset(&c, 0, sizeof(c));
+	if (cls < p->nlinks)
+		le_chain_counters(&p->chain[cls], &c);
+	return c;
 }
 
 uint32_t le_path_class_depth(const struct le_path *p, unsigned cls)
 {
-	return cls < p->nlinks ? le_link_depth(&p->link[cls]) : 0;
+	return cls < p->nlinks ? le_chain_depth(&p->chain[cls]) : 0;
+}
+
+unsigned le_path_class_hops(const struct le_path *p, unsigned cls)
+{
+	return cls < p->nlinks ? p->chain[cls].n : 0;
+}
+
+const struct le_counters *le_path_hop_counters(const struct le_path *p, unsigned cls, unsigned hop)
+{
+	return cls < p->nlinks && hop < p->chain[cls].n ? &p->chain[cls].hop[hop]->ctr : NULL;
+}
+
+uint32_t le_path_hop_depth(const struct le_path *p, unsigned cls, unsigned hop)
+{
+	return cls < p->nlinks && hop < p->chain[cls].n ? le_link_depth(p->chain[cls].hop[hop]) : 0;
 }
 
 void le_path_counters(const struct le_path *p, struct le_counters *total)
 {
 	memset(total, 0, sizeof(*total));
 	for (unsigned k = 0; k < p->nlinks; k++)
-		le_counters_add(total, &p->link[k].ctr);
+		for (unsigned h = 0; h < p->chain[k].n; h++)
+			le_counters_add(total, &p->chain[k].hop[h]->ctr);
+	le_counters_fold_hops(total);
 }
 
 int le_path_class_index(const struct le_path *p, const char *name)
@@ -367,7 +551,7 @@ void le_path_inherit_at(struct le_path *newp, struct le_path *old, le_ns_t at)
 	for (unsigned k = 0; k < newp->nlinks; k++) {
 		int j = le_path_class_index(old, le_path_class_name(newp, k));
 		if (j >= 0)
-			le_link_inherit(&newp->link[k], &old->link[j], at);
+			le_chain_inherit(&newp->chain[k], &old->chain[j], at);
 	}
 }
 
@@ -377,14 +561,18 @@ void le_path_inherit(struct le_path *newp, struct le_path *old)
 	le_ns_t at = 0;
 
 	for (unsigned k = 0; k < old->nlinks; k++)
-		if (old->link[k].clock > at)
-			at = old->link[k].clock;
+		for (unsigned h = 0; h < old->chain[k].n; h++)
+			if (old->chain[k].hop[h]->clock > at)
+				at = old->chain[k].hop[h]->clock;
 	le_path_inherit_at(newp, old, at);
-	for (unsigned k = 0; k < newp->nlinks; k++) {
-		if (newp->link[k].elder != NULL)
-			newp->link[k].elder->heir = NULL;
-		newp->link[k].elder = NULL;
-	}
+	for (unsigned k = 0; k < newp->nlinks; k++)
+		for (unsigned h = 0; h < newp->chain[k].n; h++) {
+			struct le_link *l = newp->chain[k].hop[h];
+
+			if (l->elder != NULL)
+				l->elder->heir = NULL;
+			l->elder = NULL;
+		}
 	memset(&none, 0, sizeof(none));
 	le_path_detach(old, &none);
 }
@@ -392,11 +580,13 @@ void le_path_inherit(struct le_path *newp, struct le_path *old)
 void le_path_detach(struct le_path *old, struct le_counters *gone)
 {
 	for (unsigned k = 0; k < old->nlinks; k++)
-		le_link_detach(&old->link[k], gone);
+		for (unsigned h = 0; h < old->chain[k].n; h++)
+			le_link_detach(old->chain[k].hop[h], gone);
 }
 
 void le_path_reset_counters(struct le_path *p)
 {
 	for (unsigned k = 0; k < p->nlinks; k++)
-		memset(&p->link[k].ctr, 0, sizeof(p->link[k].ctr));
+		for (unsigned h = 0; h < p->chain[k].n; h++)
+			memset(&p->chain[k].hop[h]->ctr, 0, sizeof(p->chain[k].hop[h]->ctr));
 }

@@ -29,22 +29,43 @@
 #include "counters.h"
 #include "frame.h"
 #include "link.h"
+#include "chain.h"
 
 #define LE_MAX_CLASSES 64
 #define LE_CLASS_NAME_MAX 32   /* with its NUL: names of 1 .. 31 of [A-Za-z0-9_-] */
-#define LE_PATH_TEXT_MAX ((LE_MAX_CLASSES + 1) * (LE_CONFIG_TEXT_MAX + 640))
+/* Hops after the first, over all classes of a path: the configurations
+ * are plain data copied whole, so the pool is bounded (about 23 KiB) and
+ * not LE_MAX_HOPS per class (which would be 0.7 MiB per path). */
+#define LE_PATH_EXTRA_HOPS 16
+#define LE_PATH_TEXT_MAX ((LE_MAX_CLASSES + 1 + LE_PATH_EXTRA_HOPS) * (LE_CONFIG_TEXT_MAX + 640))
+
+/* A class's further hops (`LINK >> LINK ...`): `more` hops after its
+ * first (0 for a plain link), configurations extra[first .. first+more)
+ * of the path configuration. */
+struct le_hops {
+	uint8_t more;
+	uint8_t first;
+};
 
 struct le_class_config {
 	char name[LE_CLASS_NAME_MAX];
 	struct le_match match;
-	struct le_link_config link;
+	struct le_link_config link;    /* hop 0 */
+	struct le_hops hops;
 };
 
 struct le_path_config {
 	struct le_link_config dflt;    /* class 0 */
 	unsigned nclasses;             /* named classes, 0 .. LE_MAX_CLASSES */
 	struct le_class_config cls[LE_MAX_CLASSES];
+	struct le_hops dflt_hops;
+	unsigned nextra;
+	struct le_link_config extra[LE_PATH_EXTRA_HOPS];
 };
+
+/* Hops of class `cls` (0 = default), and the configuration of one. */
+unsigned le_path_config_hops(const struct le_path_config *c, unsigned cls);
+const struct le_link_config *le_path_config_hop(const struct le_path_config *c, unsigned cls, unsigned hop);
 
 void le_path_config_default(struct le_path_config *c);
 /* Parses the path grammar; a text without ';' is just the default link.
@@ -55,7 +76,9 @@ int le_path_config_parse(const char *text, struct le_path_config *out, char *err
 size_t le_path_config_format(const struct le_path_config *c, char *buf, size_t buflen);
 int le_path_config_equal(const struct le_path_config *a, const struct le_path_config *b);
 
-/* About 66 KiB (17 links): allocate it, do not put it on a stack. */
+/* About 300 KiB: allocate it, do not put it on a stack. A class's link
+ * is its last hop (link[k], where frames leave); its earlier hops are
+ * allocated at init (up[k]), and chain[k] views them all. */
 struct le_path {
 	struct le_path_config cfg;
 	struct le_frame_ops ops;
@@ -63,6 +86,9 @@ struct le_path {
 	int depth;                     /* how far the rules read frames */
 	struct le_class_set rules;     /* the class rules, compiled */
 	struct le_link link[LE_MAX_CLASSES + 1];
+	int chained;                   /* some class has more than one hop */
+	struct le_link *up[LE_MAX_CLASSES + 1];
+	struct le_chain chain[LE_MAX_CLASSES + 1];
 };
 
 /* Sets up every class's link (allocation and file reads happen here,
@@ -77,6 +103,9 @@ void le_path_free(struct le_path *p);
 unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len);
 /* Classifies and offers a frame; the path keeps it or frees it. */
 void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arrival);
+/* Chains: hands frames on from hop to hop up to `now` (le_chain_move);
+ * le_path_dequeue does it first. */
+void le_path_move(struct le_path *p, le_ns_t now);
 /* Frames of every class whose deadline <= now, up to max, in deadline
  * order (ties: lower class first). */
 unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, unsigned max);
@@ -89,8 +118,14 @@ uint32_t le_path_depth(const struct le_path *p);
 
 unsigned le_path_classes(const struct le_path *p);                 /* nclasses + 1 */
 const char *le_path_class_name(const struct le_path *p, unsigned cls); /* "default" for 0 */
-const struct le_counters *le_path_class_counters(const struct le_path *p, unsigned cls);
+/* A class's counts as one link (le_chain_counters for a chain). */
+struct le_counters le_path_class_counters(const struct le_path *p, unsigned cls);
 uint32_t le_path_class_depth(const struct le_path *p, unsigned cls);
+/* A class's hops (1 for a plain link) and one hop's own counters (the
+ * hand-overs included: hop_in, hop_out) and depth. */
+unsigned le_path_class_hops(const struct le_path *p, unsigned cls);
+const struct le_counters *le_path_hop_counters(const struct le_path *p, unsigned cls, unsigned hop);
+uint32_t le_path_hop_depth(const struct le_path *p, unsigned cls, unsigned hop);
 /* Sum over classes. */
 void le_path_counters(const struct le_path *p, struct le_counters *total);
 

@@ -96,6 +96,9 @@ unsigned le_swap_dequeue(struct le_swap *s, le_ns_t now, struct le_frame *out, u
 		return le_path_dequeue(s->active, now, out, max);
 	/* Bring every path to now, then merge their due frames by deadline,
 	 * the older path first on ties. */
+	/* Frames moving between hops first: a retiring hop's line must not
+	 * be marked due past their arrivals at its successor (its `limit`). */
+	le_path_move(s->active, now);
 	for (unsigned i = 0; i < s->nretiring; i++)
 		le_path_dequeue(s->retiring[i], now, out, 0);
 	le_path_dequeue(s->active, now, out, 0);
@@ -154,6 +157,8 @@ void le_swap_counters(const struct le_swap *s, struct le_counters *out)
 		le_counters_add(out, &c);
 	}
 	le_counters_add(out, &s->gone);
+	/* `gone` holds ended hops' raw counts. */
+	le_counters_fold_hops(out);
 }
 
 void le_swap_class_counters(const struct le_swap *s, unsigned cls, struct le_counters *out)
@@ -161,8 +166,10 @@ void le_swap_class_counters(const struct le_swap *s, unsigned cls, struct le_cou
 	memset(out, 0, sizeof(*out));
 	if (cls >= le_path_classes(s->active))
 		return;
-	for (const struct le_link *l = &s->active->link[cls]; l != NULL; l = l->elder)
-		le_counters_add(out, &l->ctr);
+	for (unsigned h = 0; h < s->active->chain[cls].n; h++)
+		for (const struct le_link *l = s->active->chain[cls].hop[h]; l != NULL; l = l->elder)
+			le_counters_add(out, &l->ctr);
+	le_counters_fold_hops(out);
 }
 
 void le_swap_reset_counters(struct le_swap *s)

@@ -286,7 +286,7 @@ static void classification(void)
 		per[want[k]]++;
 	}
 	for (unsigned c = 0; c < 6; c++)
-		CHECK_EQ_U64(le_path_class_counters(&p, c)->rx, per[c]);
+		CHECK_EQ_U64(le_path_class_counters(&p, c).rx, per[c]);
 	unsigned got[6] = { 0 }, unimpaired_late = 0, n;
 	le_ns_t last = 0;
 	unsigned order = 0;
@@ -305,7 +305,7 @@ static void classification(void)
 	struct le_counters total;
 	le_path_counters(&p, &total);
 	for (unsigned c = 0; c < 6; c++)
-		CHECK_EQ_U64(got[c], le_path_class_counters(&p, c)->tx);
+		CHECK_EQ_U64(got[c], le_path_class_counters(&p, c).tx);
 	CHECK(le_counters_conserved(&total, le_path_depth(&p)));
 	CHECK_EQ_U64(total.rx, 1000);
 	le_path_free(&p);
@@ -433,7 +433,7 @@ static void swap_state(void)
 	le_path_inherit(&b, &a);
 	for (int i = 0; i < 10; i++)
 		le_path_enqueue(&b, fk_new(&fk, 100), 100, 1);
-	CHECK_EQ_U64(le_path_class_counters(&b, 0)->drop[LE_DROP_LOSS], 10);
+	CHECK_EQ_U64(le_path_class_counters(&b, 0).drop[LE_DROP_LOSS], 10);
 	le_path_free(&a);
 	le_path_free(&b);
 

@@ -231,6 +231,12 @@ static const struct {
 	{ "trace @mahimahi_TMobile-LTE-short.down delay 5ms limit 300", 0 },
 	{ "trace @mahimahi_TMobile-LTE-short.up once", 0 },
 	{ "rate 10mbit delay 5ms 2ms loss gemodel 1% 10% duplicate 2% corrupt 1% reorder 10% limit 100", 1 },
+	/* chains (chain.h): hop i continues hop i; frames served by an old
+	 * hop go on to the next hop's successor */
+	{ "rate 100mbit >> delay 6ms rate 45mbit limit-bytes 100kb", 0 },
+	{ "delay 2ms loss 5% >> rate 10mbit limit 50 delay 3ms 1ms", 1 },
+	{ "rate 20mbit >> delay 10ms reorder 25% 50% >> rate 15mbit limit 40 loss 3%", 1 },
+	{ "delay 1ms 1ms >> rate 8mbit ; class ef match dscp ef : rate 5mbit >> delay 2ms loss 5% >> rate 4mbit", 1 },
 	{ "delay 1ms ; class ef match dscp ef : rate 5mbit delay 2ms 1ms loss 5% ; "
 	  "class bulk match proto udp dport 5001 : trace @mahimahi_TMobile-LTE-short.down limit 200",
 	  1 },

@@ -37,6 +37,9 @@
  * are plain data copied whole, so the pool is bounded (about 23 KiB) and
  * not LE_MAX_HOPS per class (which would be 0.7 MiB per path). */
 #define LE_PATH_EXTRA_HOPS 16
+/* Hops of the classes that have more than one, over a path: each such
+ * class has at least one further hop. */
+#define LE_PATH_CHAIN_HOPS_MAX (2 * LE_PATH_EXTRA_HOPS)
 #define LE_PATH_TEXT_MAX ((LE_MAX_CLASSES + 1 + LE_PATH_EXTRA_HOPS) * (LE_CONFIG_TEXT_MAX + 640))
 
 /* A class's further hops (`LINK >> LINK ...`): `more` hops after its

@@ -172,6 +172,15 @@ void le_swap_class_counters(const struct le_swap *s, unsigned cls, struct le_cou
 	le_counters_fold_hops(out);
 }
 
+void le_swap_hop_counters(const struct le_swap *s, unsigned cls, unsigned hop, struct le_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (cls >= le_path_classes(s->active) || hop >= s->active->chain[cls].n)
+		return;
+	for (const struct le_link *l = s->active->chain[cls].hop[hop]; l != NULL; l = l->elder)
+		le_counters_add(out, &l->ctr);
+}
+
 void le_swap_reset_counters(struct le_swap *s)
 {
 	le_path_reset_counters(s->active);

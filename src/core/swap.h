@@ -93,6 +93,9 @@ void le_swap_counters(const struct le_swap *s, struct le_counters *out);
 /* Counts of the active path's class `cls` including what its
  * predecessors of the same name still count, written to *out. */
 void le_swap_class_counters(const struct le_swap *s, unsigned cls, struct le_counters *out);
+/* Hop `hop`'s own counts (hand-overs included) of the active path's
+ * class `cls`, with its predecessors', written to *out. */
+void le_swap_hop_counters(const struct le_swap *s, unsigned cls, unsigned hop, struct le_counters *out);
 /* Restarts every count (`reset stats`): the paths' classes and `gone`. */
 void le_swap_reset_counters(struct le_swap *s);
 

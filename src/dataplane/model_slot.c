@@ -132,6 +132,7 @@ void dp_model_slot_snapshot(const struct dp_model_slot *s, struct dp_model_slot_
 	out->ctr = (struct le_counters){0};
 	out->depth = 0;
 	out->nclasses = 0;
+	out->nhops = 0;
 	out->changes = w->swaps;
 	out->changed_at = w->swapped_at;
 	out->staged_at = w->staged ? w->staged_at : UINT64_MAX;
@@ -143,5 +144,10 @@ void dp_model_slot_snapshot(const struct dp_model_slot *s, struct dp_model_slot_
 	for (unsigned k = 0; k < out->nclasses; k++) {
 		le_swap_class_counters(w, k, &out->cls[k]);
 		out->cls_depth[k] = le_path_class_depth(w->active, k);
+		out->cls_hops[k] = (uint8_t)le_path_class_hops(w->active, k);
+		for (unsigned h = 0; out->cls_hops[k] > 1 && h < out->cls_hops[k]; h++) {
+			le_swap_hop_counters(w, k, h, &out->hop[out->nhops]);
+			out->hop_depth[out->nhops++] = le_path_hop_depth(w->active, k, h);
+		}
 	}
 }

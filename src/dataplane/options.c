@@ -14,6 +14,8 @@ uint64_t dp_path_frame_limit(const struct le_path_config *c)
 	uint64_t n = c->dflt.limit;
 	for (unsigned i = 0; i < c->nclasses; i++)
 		n += c->cls[i].link.limit;
+	for (unsigned i = 0; i < c->nextra; i++)   /* further hops of chains */
+		n += c->extra[i].limit;
 	return n;
 }
 

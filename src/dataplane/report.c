@@ -51,6 +51,19 @@ static void add_task(struct dp_direction_report *out, const struct dp_task_snaps
 		snprintf(out->cls[k].name, sizeof(out->cls[k].name), "%s", le_path_class_name(&m->active->path, k));
 		out->cls[k].ctr = m->cls[k];
 		out->cls[k].in_flight = m->cls_depth[k];
+		out->cls[k].nhops = m->cls_hops[k];
+		out->cls[k].first_hop = 0;
+	}
+	/* Hops (chained classes) in class order; one task holds the model. */
+	out->nhops = 0;
+	for (unsigned k = 0, h = 0; k < m->nclasses; k++) {
+		if (m->cls_hops[k] <= 1)
+			continue;
+		out->cls[k].first_hop = out->nhops;
+		for (unsigned j = 0; j < m->cls_hops[k]; j++, h++) {
+			out->hop[out->nhops].ctr = m->hop[h];
+			out->hop[out->nhops++].in_flight = m->hop_depth[h];
+		}
 	}
 }
 
@@ -197,16 +210,55 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 			   ";  after (port %u): send errors %" PRIu64 "\n",
 			d == LE_DIR_A2B ? 0u : 1u, x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf,
 			d == LE_DIR_A2B ? 1u : 0u, x->port_out.oerrors);
-		for (unsigned k = 0; x->nclasses > 1 && k < x->nclasses; k++)
-			fprintf(f, "    class %s: in %" PRIu64 "  out %" PRIu64 "  dropped %" PRIu64 "  held %u\n",
-				x->cls[k].name, x->cls[k].ctr.rx, x->cls[k].ctr.tx,
-				le_counters_dropped(&x->cls[k].ctr), x->cls[k].in_flight);
+		for (unsigned k = 0; k < x->nclasses; k++) {
+			const struct dp_class_report *c = &x->cls[k];
+
+			if (x->nclasses > 1 || c->nhops > 1)
+				fprintf(f, "    class %s: in %" PRIu64 "  out %" PRIu64 "  dropped %" PRIu64 "  held %u\n",
+					c->name, c->ctr.rx, c->ctr.tx, le_counters_dropped(&c->ctr), c->in_flight);
+			for (unsigned h = 0; c->nhops > 1 && h < c->nhops; h++) {
+				const struct dp_hop_report *hp = &x->hop[c->first_hop + h];
+
+				fprintf(f, "      hop %u: in %" PRIu64 "  out %" PRIu64 "  dropped %" PRIu64 "  dup %" PRIu64
+					   "  held %u  %s\n",
+					h + 1, hp->ctr.rx, hp->ctr.tx, le_counters_dropped(&hp->ctr), hp->ctr.dup,
+					hp->in_flight, le_counters_conserved(&hp->ctr, hp->in_flight) ? "(conserved)"
+												   : "(NOT CONSERVED)");
+			}
+		}
 		if (x->error.count)
 			fprintf(f, "    emulation error ns: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64
 				   "  max %" PRIu64 "\n",
 				le_hist_quantile(&x->error, 0.5), le_hist_quantile(&x->error, 0.99),
 				le_hist_quantile(&x->error, 0.999), x->error.max);
 	}
+}
+
+static void json_drops(FILE *f, const struct le_counters *c);
+static void json_events(FILE *f, const struct le_counters *c);
+
+/* A chained class's hops, in order: each hop's own counts (rx from the
+ * previous hop or the class's input, tx to the next hop or out) and its
+ * conservation. Only for a class with more than one hop, so reports of
+ * plain links are unchanged. */
+static void json_hops(FILE *f, const struct dp_direction_report *x, const struct dp_class_report *c)
+{
+	if (c->nhops <= 1)
+		return;
+	fputs(", \"hops\": [", f);
+	for (unsigned h = 0; h < c->nhops; h++) {
+		const struct dp_hop_report *hp = &x->hop[c->first_hop + h];
+
+		fprintf(f, "%s{\"hop\": %u, \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+			   ", \"tx_bytes\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"in_flight\": %u, \"dropped\": ",
+			h ? ", " : "", h + 1, hp->ctr.rx, hp->ctr.tx, hp->ctr.rx_bytes, hp->ctr.tx_bytes, hp->ctr.dup,
+			hp->in_flight);
+		json_drops(f, &hp->ctr);
+		fputs(", \"events\": ", f);
+		json_events(f, &hp->ctr);
+		fprintf(f, ", \"conserved\": %s}", le_counters_conserved(&hp->ctr, hp->in_flight) ? "true" : "false");
+	}
+	fputc(']', f);
 }
 
 /* A class's drops: the model's causes (the data plane's are not per class). */
@@ -283,6 +335,7 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			json_drops(f, &c->ctr);
 			fputs(", \"events\": ", f);
 			json_events(f, &c->ctr);
+			json_hops(f, x, c);
 			fputc('}', f);
 		}
 		fputs("]}", f);

@@ -17,6 +17,15 @@ struct dp_class_report {
 	char name[LE_CLASS_NAME_MAX];
 	struct le_counters ctr;   /* rx/tx here are frames into/out of the class's link */
 	uint32_t in_flight;
+	unsigned nhops;           /* hops of a chain; 1: a plain link */
+	unsigned first_hop;       /* its hops in dp_direction_report.hop[] (nhops > 1) */
+};
+
+/* One hop of a chained class: its own counts (rx from the previous hop
+ * or the class's input, tx to the next hop or out) and what it holds. */
+struct dp_hop_report {
+	struct le_counters ctr;
+	uint32_t in_flight;
 };
 
 struct dp_direction_report {
@@ -37,6 +46,8 @@ struct dp_direction_report {
 	uint64_t staged_at;       /* a change waiting for its model time; UINT64_MAX: none */
 	unsigned nclasses;        /* default link + named classes */
 	struct dp_class_report cls[LE_MAX_CLASSES + 1];
+	unsigned nhops;
+	struct dp_hop_report hop[LE_PATH_CHAIN_HOPS_MAX];
 };
 
 struct dp_report {

@@ -89,6 +89,26 @@ def _kill_bed_processes(bed: str) -> None:
 
 # --- a run's books --------------------------------------------------------------------------
 
+def _hop_problems(name: str, c: dict) -> list[str]:
+    """A chained class (`LINK >> LINK`): each hop conserves, each hands all
+    it sends to the next, and the hops add up to the class."""
+    hops = c.get("hops") or []
+    if not hops:
+        return []
+    bad, where = [], f"{name}: class {c['name']}"
+    for h in hops:
+        if h["rx"] + h["dup"] != h["tx"] + sum(h["dropped"].values()) + h["in_flight"] or not h["conserved"]:
+            bad.append(f"{where}: hop {h['hop']} not conserved: {h}")
+    bad += [f"{where}: hop {a['hop']} sent {a['tx']}, hop {b['hop']} received {b['rx']}"
+            for a, b in zip(hops, hops[1:]) if a["tx"] != b["rx"]]
+    if hops[0]["rx"] != c["rx"] or hops[-1]["tx"] != c["tx"]:
+        bad.append(f"{where}: hops in {hops[0]['rx']} out {hops[-1]['tx']}, class in {c['rx']} out {c['tx']}")
+    for key in ("dup", "in_flight"):
+        if sum(h[key] for h in hops) != c[key]:
+            bad.append(f"{where}: hops' {key} add up to {sum(h[key] for h in hops)}, class has {c[key]}")
+    return bad
+
+
 def conservation(final: dict, classes: bool = True) -> list[str]:
     """What must hold after every stopped run, per direction and per class:
     the daemon's own equation (summary.conservation_problems: rx + dup ==
@@ -107,6 +127,7 @@ def conservation(final: dict, classes: bool = True) -> list[str]:
         for c in classes_:
             if c["rx"] + c["dup"] != c["tx"] + sum(c["dropped"].values()) + c["in_flight"]:
                 bad.append(f"{name}: class {c['name']} not conserved: {c}")
+            bad += _hop_problems(name, c)
         if classes_:
             for key in ("rx", "tx", "dup", "in_flight"):
                 if sum(c[key] for c in classes_) != d[key]:

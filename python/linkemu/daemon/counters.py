@@ -35,6 +35,27 @@ class ErrorSummary:
 
 
 @dataclass(frozen=True)
+class HopCounters:
+    """One hop of a chained class (`LINK >> LINK`): rx from the previous
+    hop (or the class's input), tx to the next (or out)."""
+
+    hop: int                    # 1-based
+    rx: int
+    tx: int
+    in_flight: int
+    dup: int
+    dropped: dict[str, int]
+    events: dict[str, int]
+    conserved: bool
+
+    @classmethod
+    def from_json(cls, d: dict) -> "HopCounters":
+        return cls(d.get("hop", 0), d.get("rx", 0), d.get("tx", 0), d.get("in_flight", 0),
+                   d.get("dup", 0), dict(d.get("dropped") or {}), dict(d.get("events") or {}),
+                   bool(d.get("conserved", False)))
+
+
+@dataclass(frozen=True)
 class ClassCounters:
     name: str
     rx: int
@@ -44,11 +65,13 @@ class ClassCounters:
     dropped: dict[str, int]
     events: dict[str, int]
     raw: dict = field(repr=False, compare=False, default_factory=dict)
+    hops: list[HopCounters] = field(default_factory=list)   # empty: a plain link
 
     @classmethod
     def from_json(cls, d: dict) -> "ClassCounters":
         return cls(d.get("name", ""), d.get("rx", 0), d.get("tx", 0), d.get("in_flight", 0),
-                   d.get("dup", 0), dict(d.get("dropped") or {}), dict(d.get("events") or {}), d)
+                   d.get("dup", 0), dict(d.get("dropped") or {}), dict(d.get("events") or {}), d,
+                   [HopCounters.from_json(h) for h in d.get("hops") or []])
 
 
 @dataclass(frozen=True)

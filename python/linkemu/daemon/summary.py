@@ -87,10 +87,14 @@ def fmt_direction(name: str, d: dict) -> list[str]:
         extra = ([f"dup {d['dup']}"] if d.get("dup") else []) + [f"{k} {n}" for k, n in events.items()]
         lines.append(f"    also: {', '.join(extra)}")
     classes = d.get("classes") or []
-    if len(classes) > 1:
-        for c in classes:
+    for c in classes:
+        if len(classes) > 1 or c.get("hops"):
             lines.append(f"    class {c['name']}: in {c['rx']}, out {c['tx']}, "
                          f"dropped {sum(c.get('dropped', {}).values())}, held {c['in_flight']}")
+        for h in c.get("hops") or []:   # a chain: each hop's own books
+            lines.append(f"      hop {h['hop']}: in {h['rx']}, out {h['tx']}, "
+                         f"dropped {sum(h.get('dropped', {}).values())}, dup {h.get('dup', 0)}, "
+                         f"held {h['in_flight']}{'' if h.get('conserved') else '  (NOT CONSERVED)'}")
     before, after = d.get("before_rx"), d.get("after_tx")
     if before is not None:   # what the ports counted outside the books above
         lines.append(f"    before linkemud: {before.get('total', 0)} lost at the input port "

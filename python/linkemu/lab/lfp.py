@@ -130,14 +130,16 @@ _TIME_MUL = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def link_physics(a2b: str, b2a: str) -> dict:
-    """Bottleneck rate, base RTT and queue of a profile's links (the last
-    rate/limit word of a2b, the delays of both directions)."""
+    """Bottleneck rate, base RTT and queue of a profile's links: the
+    smallest rate of a2b (a chain's hops each have one), the sum of the
+    delays of both directions (every hop's), the last limit of a2b (the
+    bottleneck's buffer, written last)."""
     rates = _RATE_RE.findall(a2b)
     delays = [_DELAY_RE.findall(x) for x in (a2b, b2a)]
     limits = _LIMIT_RE.findall(a2b)
     if not rates or not all(delays):
         raise LinkemuError(f"the lfp profile needs a rate and a delay each way: {a2b!r} / {b2a!r}")
-    rate = float(rates[-1][0]) * _RATE_MUL[rates[-1][1].lower()]
+    rate = min(float(v) * _RATE_MUL[u.lower()] for v, u in rates)
     rtt = sum(float(v) * _TIME_MUL[u.lower()] for d in delays for v, u in d)
     # `limit` counts every frame the link holds, in the delay line too
     return {"rate_bps": rate, "base_rtt_s": rtt,

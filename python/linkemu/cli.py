@@ -219,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     profile_cli.register(sub)  # profile list|show|check
     from linkemu.lab.cli import register as lab_register
     from linkemu.report.cli import register as report_register
+    from linkemu.units_cli import register as units_register
+    units_register(sub)     # units server|client|run
     lab_register(sub)       # lab EXPERIMENT (delay-precision, loss-accuracy, noise, rate-search)
     report_register(sub)    # report FILE... -o OUT.html
     return ap
@@ -229,6 +231,9 @@ NO_ROOT_COMMANDS = {"exec", "report", "profile"}
 
 def _needs_root(a: argparse.Namespace) -> bool:
     if a.command in NO_ROOT_COMMANDS:
+        return False
+    # The units server and client are plain sockets, usable on any host.
+    if a.command == "units" and getattr(a, "units_command", None) in ("server", "client"):
         return False
     # `scenario check` only validates a file.
     return not (a.command == "scenario" and getattr(a, "scenario_command", None) == "check")

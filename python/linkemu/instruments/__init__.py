@@ -1,0 +1,1 @@
+"""Measurement instruments that run on a bed or between any two hosts."""

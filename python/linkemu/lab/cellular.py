@@ -33,7 +33,7 @@ from linkemu.instruments import units as units_run
 from linkemu.instruments import units_stats
 from linkemu.instruments.units_client import ClientOptions
 from linkemu.instruments.units_schedule import Schedule
-from linkemu.lab import instruments, published_cellular as pub, results
+from linkemu.lab import cellular_model, instruments, published_cellular as pub, results
 from linkemu.lab.delay_precision import note_contention
 from linkemu.lab.session import LabSession, Progress
 
@@ -231,7 +231,11 @@ def _quick_runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> No
                 rec["flush_excess_ns"] = _flush_excess(tmp / "fixed-udp.npy")
             res["runs"].append(rec)
             prog.note(_unit_line(rec))
+    emu = {d: link.final["directions"][d].get("emulation_error_ns")
+           for d in ("a2b", "b2a") if d in link.final.get("directions", {})}
     for r in res["runs"]:
+        if r["id"].startswith("fixed-"):
+            r["daemon_emulation_error_ns"] = emu
         r["problems"] += [p for p in link.problems if p not in r["problems"]]
     res["quick_checks"] = quick_checks(res["runs"], base_exc)
     for r in res["runs"]:
@@ -354,7 +358,9 @@ def _link(sess, o, name, res, prog, raw_dir, samples_dir, out_path) -> None:
     p = pub.LINKS[name]
     rec = {"id": name, "kind": "link", "label": p["label"], "profile": name,
            "profile_version": prof.version, "a2b": prof.a2b, "b2a": prof.b2a,
-           "udp": [], "tcp_bbr": [], "problems": []}
+           "udp": [], "tcp_bbr": [], "problems": [],
+           "ping_model": cellular_model.ping_prediction(prof.a2b, prof.b2a),
+           "udp_model_mbit_s": cellular_model.udp_goodput_mbit(prof.a2b)}
     with sess.link(prof.a2b, prof.b2a) as link:
         prog.step(f"{p['label']}: ping 1 s x {o.ping_seconds} and "
                   f"{o.fast_ping_interval_s * 1000:g} ms x "
@@ -418,7 +424,7 @@ def summarise(res: dict, o: CellularOptions) -> dict:
         links.append({
             "link": r["id"], "label": p["label"], "ping_1s": ping,
             "ping_fast": {k: r["ping_fast"].get(k) for k in ("mean", "p10", "p50", "p90")},
-            "published_ping": p["ping_ms"],
+            "published_ping": p["ping_ms"], "model_ping": r["ping_model"],
             "ping_within_10pct": {k: (ping[k] is not None and _within(ping[k], v))
                                   for k, v in p["ping_ms"].items()},
             "ping_fast_within_10pct": {k: (r["ping_fast"].get(k) is not None

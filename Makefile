@@ -6,7 +6,7 @@ VENV    ?= .venv
 PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
-.PHONY: all setup build demo test unit integration lab-test control bench clean
+.PHONY: all setup build demo test unit integration lab-test control cellular-test bench clean
 
 all: build
 
@@ -38,7 +38,14 @@ lab-test: build
 control: build
 	$(PYTEST) tests/control -v -rs
 
-test: unit integration lab-test control
+test: unit integration lab-test control cellular-test
+
+# The 4G/5G study (docs/lab.md "cellular", docs/units.md): the unit-latency
+# instrument over loopback and the cell-* profiles against the published
+# figures (no root), then `linkemu lab cellular --quick` and `linkemu units
+# run` on a bed named "lx" (about 2 minutes).
+cellular-test: build
+	$(PYTEST) tests/cellular -v
 
 bench: build
 	bench/run.sh

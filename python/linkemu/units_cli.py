@@ -5,25 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 
 from linkemu import testbed
 from linkemu.errors import UsageError
 
-_TIME_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|ms|s)?\s*$")
-_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, None: 1_000_000}
-
-
 def parse_time(text: str, what: str) -> int:
-    """'1ms' -> 1_000_000 ns; a bare number is in milliseconds here."""
-    m = _TIME_RE.match(text)
-    if not m:
-        raise UsageError(f"{what}: '{text}' is not a time (e.g. 1ms, 500us)")
-    ns = float(m.group(1)) * _UNITS[m.group(2)]
-    if ns != int(ns):
-        raise UsageError(f"{what}: '{text}' is finer than 1 ns")
-    return int(ns)
+    """'1ms' -> 1_000_000 ns (a unit is required: ns, us, ms, s)."""
+    from linkemu.scenario import parse_time as scenario_time
+    try:
+        return scenario_time(text)
+    except ValueError as e:
+        raise UsageError(f"{what}: {e}") from None
 
 
 def _schedule_opts(p: argparse.ArgumentParser) -> None:

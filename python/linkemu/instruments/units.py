@@ -22,11 +22,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu import netns
+from linkemu import netns, procs
 from linkemu.cpus import tool_cpus
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.instruments import units_stats as stats
-from linkemu.instruments.units_client import ClientOptions, run as client_run
+from linkemu.instruments.units_client import ClientOptions
 from linkemu.instruments.units_server import ServerOptions, serve
 from linkemu.instruments.units_sink import Sink
 
@@ -112,13 +112,7 @@ def run_on_bed(bed, r: BedRun) -> dict:
             raise LinkemuError(f"units server ({r.client.proto}) failed: {err.strip()}")
         return {"client": client, "server": json.loads(out)}
     finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(5)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        procs.terminate(server.pid, 5.0, server)
         for f in (server.stdout, server.stderr):
             f.close()
 

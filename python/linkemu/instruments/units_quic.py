@@ -36,7 +36,6 @@ IDLE_TIMEOUT_S = 10.0
 
 def _aioquic():
     try:
-        import aioquic  # noqa: F401
         from aioquic.asyncio import connect, serve
         from aioquic.asyncio.protocol import QuicConnectionProtocol
         from aioquic.quic.configuration import QuicConfiguration

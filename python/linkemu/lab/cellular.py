@@ -22,9 +22,8 @@ order.
 from __future__ import annotations
 
 import math
-import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from linkemu import measure, profiles
@@ -91,10 +90,7 @@ def _schedule(count: int) -> Schedule:
 
 def base_delay_ns(grammar: str) -> int:
     """The constant part of a link's `delay` (the ideal band's one-way delay)."""
-    m = re.search(r"\bdelay\s+([0-9.]+)(ns|us|ms|s)\b", grammar)
-    if not m:
-        return 0
-    return int(round(float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)]))
+    return cellular_model.delay_jitter_ns(grammar)[0]
 
 
 # --- planning ---------------------------------------------------------------------------

@@ -13,18 +13,32 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-_DELAY_RE = re.compile(r"\bdelay\s+([0-9.]+)ms(?:\s+([0-9.]+)ms)?")
 _TRACE_RE = re.compile(r"\btrace\s+(\S+)")
 DRAWS = 200_000
 IPERF_UDP_PAYLOAD = 1448          # iperf3's UDP datagram on a 1500-byte MTU
 IPERF_UDP_FRAME = 1448 + 8 + 20 + 14
 
 
+def delay_jitter_ns(grammar: str) -> tuple[int, int]:
+    """A link's `delay TIME [JITTER]` (0, 0 without one)."""
+    from linkemu.scenario import parse_time
+    words = grammar.split()
+    if "delay" not in words:
+        return 0, 0
+    i = words.index("delay")
+    vals = []
+    for w in words[i + 1:i + 3]:
+        try:
+            vals.append(parse_time(w))
+        except ValueError:
+            break
+    vals += [0, 0]
+    return vals[0], vals[1]
+
+
 def delay_jitter_ms(grammar: str) -> tuple[float, float]:
-    m = _DELAY_RE.search(grammar)
-    if not m:
-        return 0.0, 0.0
-    return float(m.group(1)), float(m.group(2) or 0.0)
+    d, j = delay_jitter_ns(grammar)
+    return d / 1e6, j / 1e6
 
 
 def trace_times_ms(grammar: str):

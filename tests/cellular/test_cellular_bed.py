@@ -70,3 +70,13 @@ def test_units_run_on_a_running_bed(bed_lock):
 def test_units_run_without_a_bed_says_so(bed_lock):
     cp = linkemu("units", "run", "--bed", BED, "--proto", "udp", timeout=60)
     assert cp.returncode == 1 and "is not up" in cp.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--links", "cell-9g"], "unknown link(s) cell-9g"),
+    (["--protos", "sctp"], "unknown sctp"),
+    (["--unit-runs", "0"], "--unit-runs"),
+])
+def test_lab_cellular_bad_options_refused_before_anything(bed_lock, args, words):
+    cp = linkemu("lab", "cellular", *args, "--bed", BED, timeout=60)
+    assert cp.returncode == 2 and words in cp.stderr, cp.stderr

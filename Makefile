@@ -6,7 +6,7 @@ VENV    ?= .venv
 PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
-.PHONY: all setup build demo test unit integration lab-test control cellular-test bench clean
+.PHONY: all setup build demo test unit integration lab-test control cellular-test bench clean quick
 
 all: build
 
@@ -26,17 +26,17 @@ unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
 integration: build
-	$(PYTEST) tests/integration tests/model -v
+	$(PYTEST) -m "bed or model" -v
 
 # The lab: its statistics (pure), its C instruments, and the --quick
 # experiments on a bed named "lb" (about 2.5 minutes).
 lab-test: build
-	$(PYTEST) tests/lab -v
+	$(PYTEST) -m lab -v
 
 # ctl, stats --watch, capture, scenarios: unit tests (no root) and live
 # tests on a bed named "lc"
 control: build
-	$(PYTEST) tests/control -v -rs
+	$(PYTEST) -m control -v -rs
 
 test: unit integration lab-test control cellular-test
 
@@ -45,7 +45,13 @@ test: unit integration lab-test control cellular-test
 # figures (no root), then `linkemu lab cellular --quick` and `linkemu units
 # run` on a bed named "lx" (about 2 minutes).
 cellular-test: build
-	$(PYTEST) tests/cellular -v
+	$(PYTEST) -m cellular -v
+
+# The test kit (tests/conftest.py, tests/kit, docs/testing.md): suites are
+# chosen by marker (bed, model, lab, control; live = needs a bed and root).
+# quick: everything that needs neither root nor a bed, in about a minute.
+quick:
+	$(PYTEST) -m "not live"
 
 bench: build
 	bench/run.sh

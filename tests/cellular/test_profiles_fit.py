@@ -14,7 +14,7 @@ from linkemu import profiles
 from linkemu.lab import cellular_model as cm
 from linkemu.lab import published_cellular as pub
 
-from .conftest import REPO
+from kit import REPO
 
 TRACE_RATES = {"cell-4g-dec4": "21.5", "cell-5g-dec4": "43", "cell-4g-dec2": "22",
                "cell-5g-dec2": "47.4"}
@@ -55,7 +55,7 @@ def test_shipped_trace_is_its_documented_derivation(name, tmp_path):
 
 
 def test_scenario_two_paths_loads_with_the_trace_beside_it():
-    from linkemu import scenario
+    from linkemu.daemon import scenario
     scn = scenario.load(REPO / "profiles" / "scenarios" / "cell-4g-two-paths.toml")
     assert len(scn.steps) == 12
     trace = str(REPO / "traces" / "cellular-4g-dec4.up")

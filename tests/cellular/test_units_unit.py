@@ -19,7 +19,7 @@ from linkemu.instruments.units_schedule import Schedule, generate
 from linkemu.instruments.units_sink import Sink
 from linkemu.lab.cellular import allowed_exceedances, base_delay_ns
 
-from .conftest import cli_env
+from kit import cli_env
 
 
 def test_unit_is_eight_bytes_and_round_trips():

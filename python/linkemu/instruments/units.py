@@ -22,8 +22,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu import netns, procs
-from linkemu.cpus import tool_cpus
+from linkemu.bed import netns, procs
+from linkemu.bed.cpus import tool_cpus
+from linkemu.bed.paths import child_python_env
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.instruments import units_stats as stats
 from linkemu.instruments.units_client import ClientOptions
@@ -89,8 +90,9 @@ def run_on_bed(bed, r: BedRun) -> dict:
     """Server in the bed's dst namespace, client in src (this process
     forks nothing else); returns {"client": ..., "server": ...}."""
     cpus = tool_cpus()
+    env = child_python_env()
     server = subprocess.Popen(netns.ns_exec_argv(bed.ns_dst, _server_argv(r), cpus=cpus),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = server.stdout.readline().strip()
         if line != READY:
@@ -99,7 +101,7 @@ def run_on_bed(bed, r: BedRun) -> dict:
         client_argv = [sys.executable, "-m", "linkemu", "units", "client", "--json",
                        *client_args(r.client, bed.addr_dst)]
         cp = subprocess.run(netns.ns_exec_argv(bed.ns_src, client_argv, cpus=cpus),
-                            capture_output=True, text=True,
+                            capture_output=True, text=True, env=env,
                             timeout=r.client.schedule.count * r.client.schedule.interval_ns / 1e9
                             + 120)
         if cp.returncode == 2:

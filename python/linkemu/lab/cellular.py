@@ -26,14 +26,14 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu import measure, netns, profiles
-from linkemu.cpus import tool_cpus
+from linkemu import profiles
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.instruments import units as units_run
 from linkemu.instruments import units_stats
 from linkemu.instruments.units_client import ClientOptions
 from linkemu.instruments.units_schedule import Schedule
-from linkemu.lab import cellular_model, instruments, published_cellular as pub, results
+from linkemu.instruments import iperf3, ping
+from linkemu.lab import cellular_model, published_cellular as pub, results
 from linkemu.lab.delay_precision import note_contention
 from linkemu.lab.session import LabSession, Progress
 
@@ -214,6 +214,7 @@ def _quick_runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> No
     with sess.link("", "") as link:
         base = units_once(sess, "overhead-udp", "udp", n, 0, tmp, keep, out_path, 1, True)
     base["grammar"] = ""
+    base["contention"] = list(link.contention)
     base["problems"] += link.problems
     res["runs"].append(base)
     base_exc = _flush_excess(tmp / "overhead-udp.npy")
@@ -233,6 +234,7 @@ def _quick_runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> No
     for r in res["runs"]:
         if r["id"].startswith("fixed-"):
             r["daemon_emulation_error_ns"] = emu
+            r["contention"] = list(link.contention)
         r["problems"] += [p for p in link.problems if p not in r["problems"]]
     res["quick_checks"] = quick_checks(res["runs"], base_exc)
     for r in res["runs"]:
@@ -305,30 +307,21 @@ def _ping_stats(rtts: list[float], transmitted: int) -> dict:
             "max": float(a.max()), "sd": float(a.std())}
 
 
-def _ping(bed, count: int, interval: float, seconds: float) -> measure.PingResult:
-    """ping src -> dst for at most `seconds` + 5 (-w): a busy machine makes
-    ping's own timer slip, and then fewer than `count` go out."""
-    cmd = ["ping", "-n", "-c", str(count), "-i", f"{interval:g}", "-w", f"{seconds + 5:g}",
-           "-W", "2", bed.addr_dst]
-    cp = netns.ns_run(bed.ns_src, cmd, cpus=tool_cpus(), check=False, timeout=seconds + 60)
-    if cp.returncode not in (0, 1):   # 1: some replies missing
-        raise LinkemuError(f"ping failed ({cp.returncode}): {cp.stderr.strip()}")
-    return measure.parse_ping(cp.stdout)
-
-
 def _pings(sess, o) -> tuple[dict, dict]:
     out: dict = {}
 
     def fast() -> None:
         try:
             n = int(round(o.ping_seconds / o.fast_ping_interval_s))
-            out["fast"] = _ping(sess.bed, n, o.fast_ping_interval_s, o.ping_seconds)
+            out["fast"] = ping.ping(sess.bed, count=n, interval=o.fast_ping_interval_s,
+                                    deadline_s=o.ping_seconds + 5)
         except LinkemuError as e:
             out["fast_error"] = e
 
     t = threading.Thread(target=fast, daemon=True)
     t.start()
-    slow = _ping(sess.bed, o.ping_seconds, 1.0, o.ping_seconds)
+    slow = ping.ping(sess.bed, count=o.ping_seconds, interval=1.0,
+                     deadline_s=o.ping_seconds + 5)
     t.join()
     if "fast_error" in out:
         raise out["fast_error"]
@@ -379,17 +372,17 @@ def _link(sess, o, name, res, prog, raw_dir, samples_dir, out_path) -> None:
                   f"p90 {rec['ping_1s'].get('p90', 0):.1f} ms (published {p['ping_ms']})")
         for i in range(o.iperf_runs):
             prog.step(f"{p['label']}: iperf3 UDP at {p['udp_offered']}bit/s, run {i + 1}")
-            out = measure.iperf3_run(sess.bed, ["-t", f"{o.iperf_seconds:g}", "-u", "-b",
+            out = iperf3.iperf3_run(sess.bed, ["-t", f"{o.iperf_seconds:g}", "-u", "-b",
                                                 p["udp_offered"]], o.iperf_seconds, 5240 + i,
                                      None, None, label="iperf3 UDP")
             rec["udp"].append(_udp_rate(out))
             prog.note(f"UDP {rec['udp'][-1]['mbit_s']:.1f} Mbit/s received")
         for i in range(o.iperf_runs):
             prog.step(f"{p['label']}: iperf3 TCP BBR, run {i + 1}")
-            if "bbr" not in instruments.available_ccs():
+            if "bbr" not in iperf3.available_ccs():
                 raise LinkemuError("TCP BBR is not available in this kernel "
                                    "(tcp_available_congestion_control)")
-            ser = instruments.tcp_series(instruments.iperf3_tcp(
+            ser = iperf3.tcp_series(iperf3.iperf3_tcp(
                 sess.bed, o.iperf_seconds, "bbr", interval=1.0, port=5250 + i))
             rec["tcp_bbr"].append({"mbit_s": ser["mbit_s"], "retransmits": ser["retransmits"],
                                    "mean_rtt_us": ser["mean_rtt_us"]})

@@ -21,7 +21,7 @@ IPERF_UDP_FRAME = 1448 + 8 + 20 + 14
 
 def delay_jitter_ns(grammar: str) -> tuple[int, int]:
     """A link's `delay TIME [JITTER]` (0, 0 without one)."""
-    from linkemu.scenario import parse_time
+    from linkemu.daemon.scenario import parse_time
     words = grammar.split()
     if "delay" not in words:
         return 0, 0

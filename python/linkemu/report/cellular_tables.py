@@ -78,6 +78,24 @@ def units_table(res: dict) -> Table:
                  row_classes=cls)
 
 
+def lateness_table(res: dict) -> Table:
+    """linkemud's own emulation error per link: what the bed added to every
+    figure above (quiet: microseconds; with other busy pollers on its CPU,
+    milliseconds)."""
+    rows = []
+    for r in (r for r in res["runs"] if r["kind"] == "link"):
+        row = [pub.LINKS[r["id"]]["label"]]
+        for d in ("a2b", "b2a"):
+            e = (r.get("daemon", {}).get(d) or {}).get("emulation_error_ns") or {}
+            row += [_f(e.get(k, 0) / 1e6, 3) if e else "-" for k in ("p50", "p99", "max")]
+        rows.append(row)
+    return Table("linkemud's emulation error (send time - deadline, ms) per link",
+                 ["link", "a2b p50", "a2b p99", "a2b max", "b2a p50", "b2a p99", "b2a max"], rows,
+                 note="Every delay above includes it. On a quiet machine it is a few "
+                      "microseconds; milliseconds mean the daemon's CPU was shared (see the "
+                      "problems list), and the ping and unit latencies are that much higher.")
+
+
 def checks_table(res: dict) -> Table:
     rows = [[c["name"], "pass" if c["pass"] else "FAIL", c["detail"]]
             for c in res["summary"].get("checks", [])]
@@ -102,5 +120,5 @@ def quick_runs_table(res: dict) -> Table:
 
 def tables(res: dict) -> list[Table]:
     if res["config"].get("links"):
-        return [ping_table(res), rate_table(res), units_table(res)]
+        return [ping_table(res), rate_table(res), units_table(res), lateness_table(res)]
     return [checks_table(res), quick_runs_table(res)]

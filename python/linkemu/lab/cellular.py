@@ -333,8 +333,9 @@ def _pings(sess, o) -> tuple[dict, dict]:
     hist = {}
     if fr.size:
         lo = float(np.floor(fr.min()))
-        counts = np.bincount(((fr - lo) // 0.5).astype(int)).tolist()
-        hist = {"lo_ms": lo, "width_ms": 0.5, "counts": counts}
+        # 1 ms: ping prints 0.1 ms below 100 ms and whole ms above
+        counts = np.bincount(((fr - lo) // 1.0).astype(int)).tolist()
+        hist = {"lo_ms": lo, "width_ms": 1.0, "counts": counts}
     s2 = _ping_stats(f.rtts_ms, f.transmitted) | {"interval_s": o.fast_ping_interval_s,
                                                   "histogram": hist}
     return s1, s2

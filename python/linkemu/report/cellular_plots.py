@@ -99,6 +99,9 @@ def ping_plot(res: dict):
             x = h["lo_ms"] + np.arange(len(h["counts"])) * h["width_ms"]
             c = np.asarray(h["counts"], float)
             ax.step(x, c / max(c.sum(), 1), where="post", color="tab:blue", label="ours, 10 ms")
+            # a few replies seconds late would squeeze the rest into one bar
+            cum = np.cumsum(c) / max(c.sum(), 1)
+            ax.set_xlim(x[np.searchsorted(cum, 0.001)] - 2, x[np.searchsorted(cum, 0.995)] + 2)
         p = pub.LINKS[r["id"]]["ping_ms"]
         for k, ls in (("p10", ":"), ("p50", "-"), ("p90", ":")):
             ax.axvline(p[k], color="grey", ls=ls, lw=1)
@@ -129,8 +132,8 @@ def rate_plot(res: dict):
             ax.plot([x] * len(mine), [m["mbit_s"] for m in mine], "o", ms=4,
                     color="tab:blue" if j == 0 else "tab:orange")
     ax.set_xticks([i * 3 + j for i in range(len(links)) for j in (0, 1)])
-    ax.set_xticklabels([f"{pub.LINKS[r['id']]['label']}\n{k}" for r in links
-                        for k in ("UDP", "TCP BBR")], fontsize=7)
+    ax.set_xticklabels([f"{pub.LINKS[r['id']]['label'].split(',')[0].replace(' (', chr(10) + '(')}"
+                        f"\n{k}" for r in links for k in ("UDP", "TCP BBR")], fontsize=7)
     ax.set_ylabel("Mbit/s")
     ax.grid(alpha=0.3, axis="y")
     ax.set_title("iperf3 uplink: published runs (grey, range shaded) and ours (dots)",

@@ -38,7 +38,13 @@ lab-test: build
 control: build
 	$(PYTEST) -m control -v -rs
 
-test: unit integration lab-test control cellular-test
+test: unit integration lab-test control api-test cellular-test
+
+# linkemu shell, testbed up --between, run --ports and the Python API
+# (with the example of docs/python.md), on beds "la", "lh" and "lk".
+.PHONY: api-test
+api-test: build
+	$(PYTEST) -m api -v -rs
 
 # The 4G/5G study (docs/lab.md "cellular", docs/units.md): the unit-latency
 # instrument over loopback and the cell-* profiles against the published

@@ -94,15 +94,15 @@ def load_file(path: Path) -> Profile:
         links[d] = link.strip()
     base = path.resolve().parent
     return Profile(name=data["name"], version=version, description=data["description"].strip(),
-                   source=source.strip(), a2b=_absolute_files(links["a2b"], base),
-                   b2a=_absolute_files(links["b2a"], base), path=path)
+                   source=source.strip(), a2b=absolute_files(links["a2b"], base),
+                   b2a=absolute_files(links["b2a"], base), path=path)
 
 
 _FILE_WORDS = ("trace", "trace-us", "distribution")
 _BUILTIN_DISTS = {"uniform", "normal", "pareto", "paretonormal"}
 
 
-def _absolute_files(link: str, base: Path) -> str:
+def absolute_files(link: str, base: Path) -> str:
     """Rewrites relative FILE arguments (trace, trace-us, distribution
     FILE) against the profile's own directory, so a profile works from
     any working directory; built-in distribution names stay as they are."""

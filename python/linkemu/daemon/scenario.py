@@ -165,9 +165,17 @@ def load(path: str | os.PathLike) -> Scenario:
         raise ScenarioError(f"{p}: no such file") from e
     except (OSError, UnicodeDecodeError) as e:
         raise ScenarioError(f"{p}: cannot read: {e}") from e
-    if p.suffix.lower() == ".csv":
-        return parse_csv(text, str(p))
-    return parse_toml(text, str(p))
+    scn = parse_csv(text, str(p)) if p.suffix.lower() == ".csv" else parse_toml(text, str(p))
+    # A trace or .dist file named relatively belongs beside the scenario,
+    # as in a profile: the daemon, whose working directory is elsewhere,
+    # gets absolute paths.
+    from linkemu.profiles import absolute_files
+    base = p.resolve().parent
+    for st in scn.steps:
+        for d in DIRECTIONS:
+            if getattr(st, d):
+                setattr(st, d, absolute_files(getattr(st, d), base))
+    return scn
 
 
 def _err(name: str, line: int | None, what: str) -> ScenarioError:

@@ -26,12 +26,9 @@ DIST_DIR = PROFILE_DIR / "dist"
 NETEM_DIST_SCALE = 8192
 
 
-def traces_dir() -> Path | None:
-    """The real traces: /work/shared/traces here, <repo>/../shared/traces in CI."""
-    for d in (REPO.parent / "shared" / "traces", Path("/work/shared/traces")):
-        if d.is_dir():
-            return d
-    return None
+def traces_dir() -> Path:
+    """The real traces, shipped in the repository (traces/README.md)."""
+    return REPO / "traces"
 
 
 def cls(direction: dict, name: str) -> dict:

@@ -48,9 +48,7 @@ def _trace_capacity(path, seconds: int) -> list[int]:
 @pytest.mark.parametrize("name", ["mahimahi_TMobile-LTE-short.up"])
 def test_trace_throughput_follows_the_trace(bed, run_link, name):
     d = traces_dir()
-    if d is None or not (d / name).is_file():
-        pytest.skip(f"trace {name} not found (looked in <repo>/../shared/traces and "
-                    f"/work/shared/traces)")
+    assert (d / name).is_file(), f"trace {name} is missing from {d} (it ships with linkemu)"
     trace = d / name
     cap = _trace_capacity(trace, TRACE_WINDOW_S)
     # Saturate: 1000 frames/s (12 Mbit/s of 1500-byte frames) is above the

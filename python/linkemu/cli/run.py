@@ -24,6 +24,7 @@ def cmd_run(a: argparse.Namespace) -> int:
                               lcores=a.lcores or "", layout=a.layout, seed=a.seed)
     daemon.validate(cfg)
     binary = daemon.require_binary()
+    daemon.check_links(cfg, binary)       # both links, before any bed is built
     scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
     running = testbed.daemon_pid(bed)
     if running is not None:

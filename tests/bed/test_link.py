@@ -75,11 +75,10 @@ def test_loss_20_percent_a2b(bed_up, run_link):
     n = res["sent_expected"]
     measured = res["lost"] / n
     # Each datagram is lost independently with probability p, so the number
-    # lost is Binomial(n, p). With n = 5000 the normal approximation is
-    # excellent (n*p*(1-p) = 800 >> 10), and a correct emulator lands outside
-    # p +- 3.2905 sigma (two-sided 99.9 %) in only 1 run out of 1000: tight
-    # enough to catch a wrong probability (e.g. 0.2 % or 2 %, or loss applied
-    # twice), loose enough not to flake.
+    # lost is Binomial(n, p), and a correct emulator lands outside its
+    # central 99.9 % (exact quantiles, about p +- 3.29 sigma here) in only 1
+    # run out of 1000: tight enough to catch a wrong probability (e.g. 0.2 %
+    # or 2 %, or loss applied twice), loose enough not to flake.
     lo, hi = binomial_bound(p, n)
     assert lo <= measured <= hi, f"loss {measured:.4f} outside [{lo:.4f}, {hi:.4f}]"
     assert res["duplicates"] == 0 and res["reordered"] == 0, res

@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from kit import REPO, linkemu
 from linkemu.bed import netns
 from linkemu.bed.cpus import tool_cpus
@@ -150,28 +152,22 @@ def frame_len(udp_payload: int) -> int:
 # --- statistics ---------------------------------------------------------------------------
 
 def mean(xs) -> float:
-    return sum(xs) / len(xs)
+    return float(np.mean(xs))
 
 
 def sd(xs) -> float:
-    m = mean(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    """Sample standard deviation (n - 1)."""
+    return float(np.std(xs, ddof=1))
 
 
 def pearson(xs, ys) -> float:
-    mx, my = mean(xs), mean(ys)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    return sxy / math.sqrt(sxx * syy)
+    return float(np.corrcoef(xs, ys)[0, 1])
 
 
 def lag1(xs) -> float:
-    """Lag-1 autocorrelation."""
-    m = mean(xs)
-    num = sum((xs[i] - m) * (xs[i + 1] - m) for i in range(len(xs) - 1))
-    den = sum((x - m) ** 2 for x in xs)
-    return num / den
+    """Lag-1 autocorrelation (deviations from the whole sample's mean)."""
+    x = np.asarray(xs, dtype=np.float64) - np.mean(xs)
+    return float((x[:-1] @ x[1:]) / (x @ x))
 
 
 def dist_table(path: Path) -> list[int]:

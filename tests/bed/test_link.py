@@ -15,7 +15,8 @@ import time
 
 from kit import CpuWatch, cli_env, linkemu, require_quiet, suite_bed
 from linkemu.bed import netns
-from linkemu.instruments import ping, pyprobe
+from linkemu.instruments import owd, ping
+from linkemu.instruments.tools import require_tool
 from linkemu.instruments.stats import binomial_bound, percentile
 
 BED = suite_bed(__file__)
@@ -70,9 +71,10 @@ def test_delay_5ms_each_way(bed_up, run_link):
 def test_loss_20_percent_a2b(bed_up, run_link):
     p = 0.20
     link = run_link("loss 20%", "", "--seed", "12345")
-    res = pyprobe.probe(bed_up, count=PROBE_COUNT, rate=PROBE_RATE, size=64, port=9200)
+    res = owd.probe(bed_up, owd.ProbeSpec(ip_len=64 + owd.IP_UDP_HEADERS, pps=PROBE_RATE,
+                                          count=PROBE_COUNT, port=9200, spin_us=50))["receiver"]
     final = link.stop()
-    n = res["sent_expected"]
+    n = res["expected"]
     measured = res["lost"] / n
     # Each datagram is lost independently with probability p, so the number
     # lost is Binomial(n, p), and a correct emulator lands outside its
@@ -112,9 +114,8 @@ def test_frames_in_flight_at_shutdown_are_counted(bed_up, run_link):
     dropped.shutdown, never vanish (Link.stop checks conservation)."""
     link = run_link("delay 5s", "")
     # Five one-way datagrams (no replies to wait for), then stop at once.
-    cp = netns.ns_run(bed_up.ns_src, [sys.executable, "-m", "linkemu.instruments.pyprobe", "send", "--dst",
-                                      bed_up.addr_dst, "--count", "5", "--rate", "100"],
-                      env=cli_env())
+    cp = netns.ns_run(bed_up.ns_src, [str(require_tool("owdprobe")), "send", "--dst",
+                                      bed_up.addr_dst, "--count", "5", "--pps", "100"])
     assert json.loads(cp.stdout)["sent"] == 5
     final = link.stop()
     a2b = final["directions"]["a2b"]

@@ -112,14 +112,16 @@ def test_stop_json_is_the_daemons_object(bed_up, run_link):
 def test_frames_in_flight_at_shutdown_are_counted(bed_up, run_link):
     """Stop while a long delay holds frames: they must show up as
     dropped.shutdown, never vanish (Link.stop checks conservation)."""
-    link = run_link("delay 5s", "")
+    # 60 s: far longer than starting `linkemu stop` can take on a loaded
+    # machine (seconds), so the frames are surely still held when it stops.
+    link = run_link("delay 60s", "")
     # Five one-way datagrams (no replies to wait for), then stop at once.
     cp = netns.ns_run(bed_up.ns_src, [str(require_tool("owdprobe")), "send", "--dst",
                                       bed_up.addr_dst, "--count", "5", "--pps", "100"])
     assert json.loads(cp.stdout)["sent"] == 5
     final = link.stop()
     a2b = final["directions"]["a2b"]
-    assert a2b["rx"] == 5 and a2b["dropped"]["shutdown"] == 5, a2b
+    assert a2b["rx"] == 5 and a2b["dropped"]["shutdown"] == 5, json.dumps(a2b)
 
 
 def test_foreground_run_stops_on_sigint(bed_up, linkemud_bin):

@@ -19,7 +19,6 @@ the daemon stays the single authority on what a link means: `check()` asks
 from __future__ import annotations
 
 import re
-import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,7 +137,7 @@ def check(profile: Profile, linkemud: str | None = None) -> list[str]:
     problems = []
     for d in ("a2b", "b2a"):
         link = getattr(profile, d)
-        cp = subprocess.run([binary, "--check", link], capture_output=True, text=True)
-        if cp.returncode != 0:
-            problems.append(f"{profile.path}: [{d}] {cp.stderr.strip().removeprefix('linkemud: ')}")
+        why = daemon.check_link(binary, link)
+        if why is not None:
+            problems.append(f"{profile.path}: [{d}] {why}")
     return problems

@@ -6,7 +6,7 @@ VENV    ?= .venv
 PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
-.PHONY: all setup build demo test unit integration lab-test control bench clean quick
+.PHONY: all setup build demo test unit integration lab-test control bench clean quick lfp-test
 
 all: build
 
@@ -38,7 +38,12 @@ lab-test: build
 control: build
 	$(PYTEST) -m control -v -rs
 
-test: unit integration lab-test control api-test
+# The long-fat-pipe study: ttcp, the BPF congestion controls (linkemu cc)
+# and `linkemu lab lfp --quick`, on a bed named "ll" (about 3 minutes).
+lfp-test: build
+	$(PYTEST) -m lfp -v -rs
+
+test: unit integration lab-test control api-test lfp-test
 
 # linkemu shell, testbed up --between, run --ports and the Python API
 # (with the example of docs/python.md), on beds "la", "lh" and "lk".

@@ -73,6 +73,8 @@
 #include "json.h"
 
 #define PROG "owdprobe"
+#define TOOL_PROG PROG
+#include "tool_args.h"
 #define IP_UDP_HDR 28
 #define PROBE_HDR 18
 #define MIN_IP_LEN (IP_UDP_HDR + PROBE_HDR) /* 46 */
@@ -103,48 +105,6 @@ static void usage(FILE *f)
 		"  --spin-us  busy-wait only this long before a frame is due, sleep before that\n"
 		"             (default 50; 0 = always busy-wait)\n",
 		MAX_BATCH, MIN_IP_LEN, MAX_IP_LEN);
-}
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n  (" PROG " --help for usage)\n");
-	return 2;
-}
-
-static inline int64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_pos_double(const char *s, double min, double max, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min && v <= max))
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /* "10M", "1.5G", "64k", "2000000": SI multipliers, bits per second. */
@@ -290,7 +250,7 @@ static int cmd_send(int argc, char **argv)
 				return usage_error("send: --ip-len %s is above the IPv4 maximum %d", v,
 						   MAX_IP_LEN);
 		} else if (!strcmp(a, "--pps")) {
-			if (parse_pos_double(v, 1e-3, 1e9, &o.pps))
+			if (parse_double_in(v, 1e-3, 1e9, &o.pps))
 				return usage_error("send: --pps '%s' is not a rate (0.001 .. 1e9 frames/s)", v);
 			rates++;
 		} else if (!strcmp(a, "--bitrate")) {
@@ -302,7 +262,7 @@ static int cmd_send(int argc, char **argv)
 				return usage_error("send: --count '%s' is out of range (1 .. 2^40)", v);
 			have_count = 1;
 		} else if (!strcmp(a, "--duration")) {
-			if (parse_pos_double(v, 1e-3, 86400, &o.duration))
+			if (parse_double_in(v, 1e-3, 86400, &o.duration))
 				return usage_error("send: --duration '%s' is out of range (0.001 .. 86400 s)", v);
 			have_duration = 1;
 		} else if (!strcmp(a, "--run-id")) {
@@ -642,10 +602,10 @@ static int cmd_recv(int argc, char **argv)
 				return usage_error("recv: --run-id '%s' is out of range (0 .. 65535)", v);
 			o.have_run_id = 1;
 		} else if (!strcmp(a, "--idle")) {
-			if (parse_pos_double(v, 0.01, 86400, &o.idle))
+			if (parse_double_in(v, 0.01, 86400, &o.idle))
 				return usage_error("recv: --idle '%s' is out of range (0.01 .. 86400 s)", v);
 		} else if (!strcmp(a, "--start-timeout")) {
-			if (parse_pos_double(v, 0.01, 86400, &o.start_timeout))
+			if (parse_double_in(v, 0.01, 86400, &o.start_timeout))
 				return usage_error("recv: --start-timeout '%s' is out of range (0.01 .. 86400 s)", v);
 		} else if (!strcmp(a, "--samples"))
 			o.samples = v;

@@ -121,6 +121,20 @@ def register(sub) -> None:
     l.add_argument("--no-ge", action="store_true", help="skip the Gilbert-Elliott part")
     l.set_defaults(func=cmd_loss)
 
+    f = lsub.add_parser("lfp", help="long fat pipe: window sweep, LFP syndrome, Table 2, BPF cc")
+    _common(f)
+    f.add_argument("--windows", default=None, metavar="LIST",
+                   help="windows in KB (default 8,12,16,...,520: 21 points; --quick 32,48,160)")
+    f.add_argument("--senders", default=None, metavar="LIST",
+                   help="reno-1992,cubic,bbr,lfp_fixed,lfp_adapt (default all; --quick "
+                        "reno-1992,lfp_fixed,lfp_adapt)")
+    f.add_argument("--runs", type=int, default=None, metavar="N",
+                   help="runs per window (default 3; --quick 1)")
+    f.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="ttcp duration per run (default 8; --quick 3)")
+    f.add_argument("--no-table2", action="store_true", help="skip Table 2")
+    f.set_defaults(func=cmd_lfp)
+
     n = lsub.add_parser("noise", help="the machine's scheduling noise (noisefloor) per CPU")
     n.add_argument("--cpu", type=int, action="append", default=None,
                    help="CPU to measure (repeatable; default: the daemon's and the tool CPU)")
@@ -209,6 +223,31 @@ def cmd_loss(a) -> int:
     path = _out(a, "loss-accuracy")
     res = la.run(o, path)
     return _finish(a, res, path)
+
+
+def cmd_lfp(a) -> int:
+    from linkemu.lab import lfp
+    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet)
+    if a.windows:
+        kw["windows_kb"] = parse_ints(a.windows, "--windows")
+    if a.senders:
+        kw["senders"] = tuple(x.strip() for x in a.senders.split(","))
+    if a.runs is not None:
+        kw["runs"] = a.runs
+    if a.seconds is not None:
+        kw["seconds"] = kw["table2_seconds"] = a.seconds
+    if a.no_table2:
+        kw["table2"] = False
+    o = lfp.LfpOptions.quick_defaults(**kw) if a.quick else lfp.LfpOptions(**kw)
+    o.validate()
+    path = _out(a, "lfp")
+    res = lfp.run(o, path)
+    rc = _finish(a, res, path)
+    failed = lfp.failed_checks(res)
+    if failed:
+        print("\n".join(failed))
+        return 1
+    return rc
 
 
 def cmd_noise(a) -> int:

@@ -17,7 +17,7 @@ import signal
 import sys
 
 from linkemu import __version__
-from linkemu.cli import capture, ctl, demo, lab, profile, report, run, scenario, shell, testbed
+from linkemu.cli import capture, cc, ctl, demo, lab, profile, report, run, scenario, shell, testbed
 from linkemu.cli.common import bed_parent, err
 from linkemu.errors import LinkemuError, UsageError
 
@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     profile.register(sub)            # profile list|show|check
     lab.register(sub)                # lab EXPERIMENT
     report.register(sub)             # report FILE... -o OUT.html
+    cc.register(sub)                 # cc list|load|unload|stats (BPF congestion controls)
     return ap
 
 

@@ -117,3 +117,37 @@ def loss_row(spec_percent: float) -> tuple | None:
         if abs(k - spec_percent) <= 1e-12 + 1e-9 * k:
             return row
     return None
+
+
+# --- The long-fat-pipe study (REFERENCES.md §D) ------------------------------
+# Y. Amagai, K. Murakami, K. Kugimoto, A. Oka, M. Itoh, S. Gotoh, M. Itoh:
+# "An analysis of behavior in a high-speed long-distance Internet" (NTT Basic
+# Research Laboratories / NTT Software Laboratories, in Japanese). Tokyo-Kyoto,
+# ~880 km of fibre, one DS3 (~45 Mbit/s) of an STM-1, hosts on 100 Mbit/s FDDI
+# (MTU 4352), one TCP stream with rttcp (~4 KB writes x 20,000, ~80 MB).
+LFP_SOURCE = ("Y. Amagai, K. Murakami, K. Kugimoto, A. Oka, M. Itoh, S. Gotoh, M. Itoh: "
+              "An analysis of behavior in a high-speed long-distance Internet "
+              "(NTT, in Japanese): Table 2, Fig. 3 (window vs throughput), Fig. 4 "
+              "(Seq/Ack numbers in the LFP syndrome), section 3.3 (x, y, S)")
+
+# Table 2: 155 Mbit/s fibre, 4 KB (4,096 B, BSD's default) window.
+# (distance km, RTT ms, throughput Mbit/s)
+LFP_TABLE2 = ((1_000, 9.6, 3.4), (3_000, 28.6, 1.15), (14_000, 133.0, 0.246))
+LFP_TABLE2_RATE_BPS = 155e6
+LFP_TABLE2_WINDOW = 4096
+# "to use 155 Mbit/s up at 1,000 km a window of 190 KB is needed"
+LFP_FILL_WINDOW_KB_1000KM = 190
+
+# Fig. 3: three regions of window vs throughput.
+LFP_KNEE_KB = 100          # region 1 (slope 1/RTT) ends, line rate reached
+LFP_COLLAPSE_KB = 170      # region 3 (the LFP syndrome) starts
+LFP_COLLAPSE_MBPS = 8.0    # throughput in the syndrome
+LFP_RTT_MS = 12.0          # RTT between the hosts (the dashed theory line)
+LFP_BOTTLENECK_MBPS = 45.0
+LFP_WINDOWS_KB = (8, 520)  # the range swept
+
+# Fig. 4 (window above 170 KB): 0.2 s of sending, nothing until 1.5 s;
+# unacked ~270,000 B at 0.2 s; RTT grown to ~300 ms; Seq slope ~65 Mbit/s,
+# Ack slope ~44 Mbit/s.
+LFP_FIG4 = {"sending_s": 0.2, "silent_until_s": 1.5, "unacked_bytes": 270_000,
+            "rtt_ms": 300.0, "seq_slope_mbps": 65.0, "ack_slope_mbps": 44.0}

@@ -297,6 +297,9 @@ def plots_for(res: dict) -> list:
         for size, rc in keys:
             out += [delay_series(res, size, rc), delay_distributions(res, size, rc)]
         out += [emulation_error(res), sd_vs_published([("linkemu", res)])]
+    elif res["experiment"] == "lfp":
+        from linkemu.report import lfp
+        out += lfp.plots(res, _png, plt)
     else:
         out += [loss_rates(res), run_lengths(res), tcp_throughput(res), tcp_cwnd(res)]
     out.append(noise_hist(res))

@@ -260,6 +260,9 @@ def tables_for(res: dict) -> list[Table]:
         for g in res["summary"].get("groups", []):
             out.append(delay_group_table(g))
             out.append(delay_comparison_table(g))
+    elif res["experiment"] == "lfp":
+        from linkemu.report import lfp
+        out += lfp.tables(res)
     else:
         out.append(loss_table(res))
         if res.get("ge"):

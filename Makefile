@@ -7,6 +7,7 @@ PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
 .PHONY: all setup build demo test unit integration lab-test control bench clean
+.PHONY: sanitize fuzz fuzz-smoke soak soak-short faults reliability
 
 all: build
 
@@ -38,10 +39,36 @@ lab-test: build
 control: build
 	$(PYTEST) tests/control -v -rs
 
-test: unit integration lab-test control
+test: unit integration lab-test control reliability
 
 bench: build
 	bench/run.sh
 
 clean:
 	rm -rf $(BUILD)
+
+# --- reliability (issue 8, docs/reliability.md) -------------------------------
+# sanitize: src/core, the tools and the C unit tests built with ASan+UBSan in
+#   $(SAN_BUILD) (every report is fatal), their tests, then linkemud itself
+#   under ASan+UBSan on bed "lz".
+# fuzz: each libFuzzer target for FUZZ_SECONDS; fuzz-smoke: FUZZ_SMOKE_SECONDS.
+# soak: traffic, live sets and checks for SOAK_SECONDS on bed "ls";
+#   soak-short is its 60 s form. faults: each fault on bed "lf".
+# `make test` runs the short forms (reliability), about 7 minutes.
+SAN_BUILD ?= build-san
+SAN_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+SAN_MESON_OPTS = -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Db_ndebug=false \
+	  "-Dc_args=-fno-sanitize-recover=all -fno-omit-frame-pointer" "-Dc_link_args=-fno-sanitize-recover=all"
+
+$(SAN_BUILD)/build.ninja:
+	meson setup $(SAN_BUILD) $(SAN_MESON_OPTS)
+
+sanitize: build $(SAN_BUILD)/build.ninja
+	ninja -C $(SAN_BUILD)
+	$(SAN_ENV) meson test -C $(SAN_BUILD) --print-errorlogs
+	$(SAN_ENV) LINKEMU_TOOLS_DIR=$(CURDIR)/$(SAN_BUILD)/src/tools \
+		$(PYTEST) tests/lab/test_tools.py -k "bad_arguments or help or noisefloor_runs" -q
+	LINKEMU_SAN_BUILD=$(CURDIR)/$(SAN_BUILD) $(PYTEST) tests/reliability/test_sanitized_daemon.py -v
+
+reliability: sanitize

@@ -7,7 +7,7 @@ PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
 .PHONY: all setup build demo test unit integration lab-test control bench clean
-.PHONY: sanitize fuzz fuzz-smoke soak soak-short faults reliability
+.PHONY: sanitize fuzz fuzz-build fuzz-smoke soak soak-short faults reliability
 
 all: build
 
@@ -71,4 +71,23 @@ sanitize: build $(SAN_BUILD)/build.ninja
 		$(PYTEST) tests/lab/test_tools.py -k "bad_arguments or help or noisefloor_runs" -q
 	LINKEMU_SAN_BUILD=$(CURDIR)/$(SAN_BUILD) $(PYTEST) tests/reliability/test_sanitized_daemon.py -v
 
-reliability: sanitize
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 30
+FUZZ_MESON_OPTS = -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
+	  -Db_ndebug=false "-Dc_link_args=-fno-sanitize-recover=all" \
+	  "-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer -gline-tables-only"
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) $(FUZZ_MESON_OPTS)
+
+fuzz-build: setup $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
+
+reliability: sanitize fuzz-smoke

@@ -86,8 +86,10 @@ fuzz-build: setup $(FUZZ_BUILD)/build.ninja
 
 fuzz: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS)
+	FUZZ_PY_EXAMPLES=$$(( $(FUZZ_SECONDS) * 200 )) FUZZ_PY_RANDOM=1 $(PYTEST) tests/fuzz -q
 
 fuzz-smoke: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
+	$(PYTEST) tests/fuzz -q
 
 reliability: sanitize fuzz-smoke

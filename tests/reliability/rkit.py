@@ -22,6 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+if str(REPO / "python") not in sys.path:
+    sys.path.insert(0, str(REPO / "python"))
+
+from linkemu.cpus import tool_cpus  # noqa: E402  (CPUs away from the daemon's lcore)
 RUN_ROOT = Path(os.environ.get("LINKEMU_RUN_DIR", "/run/linkemu"))
 ADDR_SRC, ADDR_DST = "198.18.0.1", "198.18.0.2"   # the bed's addresses (linkemu testbed)
 
@@ -82,7 +86,11 @@ class Bed:
         return self.ns_src if side == "src" else self.ns_dst
 
     def exec_argv(self, side: str, argv: list[str]) -> list[str]:
-        return ["ip", "netns", "exec", self.ns(side), *argv]
+        """argv in the side's namespace, on CPUs other than the lcore's (a
+        tool sharing the polling lcore's CPU would delay its frames)."""
+        cpus = tool_cpus()
+        pin = ["taskset", "-c", cpus] if cpus else []
+        return ["ip", "netns", "exec", self.ns(side), *pin, *argv]
 
     def daemon_pid(self) -> int | None:
         try:
@@ -211,11 +219,13 @@ def conservation_problems(stats: dict) -> list[str]:
 # -- traffic --------------------------------------------------------------------
 
 class Traffic:
-    """iperf3 TCP and UDP and ping, both directions at once, for `seconds`."""
+    """iperf3 TCP and UDP and ping, both directions at once, for `seconds`.
+    TCP is unlimited unless tcp_rate is given (iperf3 -b)."""
 
-    def __init__(self, bed: Bed, seconds: float, udp_rate: str = "20M", ping_interval: float = 0.05):
+    def __init__(self, bed: Bed, seconds: float, udp_rate: str = "20M", tcp_rate: str = "0",
+                 ping_interval: float = 0.05):
         self.bed, self.seconds = bed, seconds
-        self.udp_rate, self.ping_interval = udp_rate, ping_interval
+        self.udp_rate, self.tcp_rate, self.ping_interval = udp_rate, tcp_rate, ping_interval
         self.procs: list[tuple[str, subprocess.Popen]] = []
 
     def _spawn(self, label: str, side: str, argv: list[str]) -> None:
@@ -235,8 +245,7 @@ class Traffic:
         for (proto, d), port in ports.items():
             client_side, dst = ("src", ADDR_DST) if d == "a2b" else ("dst", ADDR_SRC)
             argv = ["iperf3", "-c", dst, "-p", str(port), "-t", t, "-J", "--connect-timeout", "3000"]
-            if proto == "udp":
-                argv += ["-u", "-b", self.udp_rate]
+            argv += ["-u", "-b", self.udp_rate] if proto == "udp" else ["-b", self.tcp_rate]
             self._spawn(f"iperf3 {proto} {d}", client_side, argv)
         count = str(int(self.seconds / self.ping_interval))
         for side, dst in (("src", ADDR_DST), ("dst", ADDR_SRC)):

@@ -6,7 +6,7 @@ VENV    ?= .venv
 PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
-.PHONY: all setup build demo test unit integration lab-test control bench clean
+.PHONY: all setup build demo test unit integration lab-test control bench clean quick
 .PHONY: sanitize fuzz fuzz-build fuzz-smoke soak soak-short faults reliability
 
 all: build
@@ -27,19 +27,25 @@ unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
 integration: build
-	$(PYTEST) tests/integration tests/model -v
+	$(PYTEST) -m "bed or model" -v
 
 # The lab: its statistics (pure), its C instruments, and the --quick
 # experiments on a bed named "lb" (about 2.5 minutes).
 lab-test: build
-	$(PYTEST) tests/lab -v
+	$(PYTEST) -m lab -v
 
 # ctl, stats --watch, capture, scenarios: unit tests (no root) and live
 # tests on a bed named "lc"
 control: build
-	$(PYTEST) tests/control -v -rs
+	$(PYTEST) -m control -v -rs
 
 test: unit integration lab-test control reliability
+
+# The test kit (tests/conftest.py, tests/kit, docs/testing.md): suites are
+# chosen by marker (bed, model, lab, control; live = needs a bed and root).
+# quick: everything that needs neither root nor a bed, in about a minute.
+quick:
+	$(PYTEST) -m "not live"
 
 bench: build
 	bench/run.sh

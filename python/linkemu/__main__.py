@@ -2,6 +2,6 @@
 
 import sys
 
-from linkemu.cli import main
+from linkemu.cli.main import main
 
 sys.exit(main())

@@ -24,10 +24,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu import daemon
+from linkemu.bed.paths import repo_root
+from linkemu.daemon import daemon
 from linkemu.errors import LinkemuError
 
-PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
+PROFILE_DIR = repo_root() / "profiles"
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 _TOP_KEYS = {"name", "version", "description", "source", "a2b", "b2a"}
 _DIR_KEYS = {"link"}

@@ -4,6 +4,14 @@
 #include <math.h>
 #include <string.h>
 
+void le_codel_carry(struct le_codel_state *n, const struct le_codel_state *o, int both)
+{
+	if (both)
+		*n = *o;
+	else if (o->maxpacket > n->maxpacket)
+		n->maxpacket = o->maxpacket;
+}
+
 void le_codel_init(struct le_codel_state *s)
 {
 	memset(s, 0, sizeof(*s));

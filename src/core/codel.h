@@ -36,6 +36,9 @@ struct le_codel_io {
 };
 
 void le_codel_init(struct le_codel_state *s);
+/* Live change: both: n continues o's control state (both links run
+ * CoDel); the largest frame seen carries over in any case. */
+void le_codel_carry(struct le_codel_state *n, const struct le_codel_state *o, int both);
 /* The next frame for the serializer at `now`, after CoDel's drops: 0 and
  * *out, or -1 when none (the queue holds no frame that arrived by now). */
 int le_codel_dequeue(struct le_codel_state *s, const struct le_codel_config *c, struct le_queue *q,

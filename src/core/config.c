@@ -4,6 +4,7 @@
  * Every error names the word it concerns and why, because the text usually
  * comes from a user typing a netem-like command line. */
 #include "config.h"
+#include "err.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -28,20 +29,6 @@ static const char *const word_names[W_COUNT] = {
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static enum word word_of(const char *s)
 {
@@ -95,11 +82,9 @@ static int fail(struct pctx *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->err != NULL && p->errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(p->err, p->errlen, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	le_verr(p->err, p->errlen, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -604,7 +589,7 @@ int le_config_parse(const char *text, struct le_link_config *out, char *err, siz
 	if (copy == NULL || words == NULL) {
 		free(copy);
 		free(words);
-		set_err(err, errlen, "out of memory");
+		le_err(err, errlen, "out of memory");
 		return -1;
 	}
 	for (p = copy; *p;) {

@@ -3,6 +3,13 @@
 
 #include <string.h>
 
+void le_jitter_carry(struct le_jitter_state *n, const struct le_jitter_state *o)
+{
+	n->rng = o->rng;
+	n->last = o->last;
+	n->primed = o->primed;
+}
+
 int le_jitter_init(struct le_jitter_state *s, const struct le_link_config *c, uint64_t seed,
 		   uint32_t direction, uint32_t cls, char *err, size_t errlen)
 {

@@ -26,6 +26,9 @@ struct le_jitter_state {
 int le_jitter_init(struct le_jitter_state *s, const struct le_link_config *c, uint64_t seed,
 		   uint32_t direction, uint32_t cls, char *err, size_t errlen);
 void le_jitter_free(struct le_jitter_state *s);
+/* Live change: `n` continues o's stream and correlated memory (n keeps
+ * its own table). */
+void le_jitter_carry(struct le_jitter_state *n, const struct le_jitter_state *o);
 /* The frame's delay (>= 0): one draw when jitter > 0, none otherwise. */
 le_ns_t le_jitter_delay(struct le_jitter_state *s, const struct le_link_config *c);
 

@@ -1,27 +1,13 @@
 /* One link: the stages of DESIGN.md section 2 in order, with the model's
  * own accounting and virtual clock; see link.h. */
 #include "link.h"
+#include "err.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ecn.h"
 #include "rate.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *le_direction_name(enum le_direction d)
 {
@@ -59,16 +45,16 @@ static uint64_t line_capacity(uint32_t limit)
 static int check_config(const struct le_link_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->limit < 1 || cfg->limit > LE_MAX_LIMIT) {
-		set_err(err, errlen, "limit %u is out of range (1 .. %u)", (unsigned)cfg->limit, LE_MAX_LIMIT);
+		le_err(err, errlen, "limit %u is out of range (1 .. %u)", (unsigned)cfg->limit, LE_MAX_LIMIT);
 		return -1;
 	}
 	if (cfg->delay > LE_MAX_DELAY_NS || cfg->jitter > LE_MAX_DELAY_NS) {
-		set_err(err, errlen, "delay %llu ns is out of range (max 3600s)",
+		le_err(err, errlen, "delay %llu ns is out of range (max 3600s)",
 			(unsigned long long)(cfg->delay > cfg->jitter ? cfg->delay : cfg->jitter));
 		return -1;
 	}
 	if (cfg->trace.enabled && cfg->rate.bps) {
-		set_err(err, errlen, "trace and rate both set the link's serializer: give one");
+		le_err(err, errlen, "trace and rate both set the link's serializer: give one");
 		return -1;
 	}
 	return 0;
@@ -87,7 +73,7 @@ static int check_ops(const struct le_link_config *c, const struct le_frame_ops *
 		what = "bytes (corrupt, ecn)";
 	if (what == NULL)
 		return 0;
-	set_err(err, errlen, "the frame operations lack %s", what);
+	le_err(err, errlen, "the frame operations lack %s", what);
 	return -1;
 }
 
@@ -107,22 +93,22 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 	le_codel_init(&l->codel);
 	l->has_queue = le_config_has_queue(cfg);
 	if (capacity > (1u << 31)) {
-		set_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
+		le_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
 		return -1;
 	}
 	if (le_jitter_init(&l->jitter, cfg, l->seed, l->direction, cls, sub, sizeof(sub)) < 0 ||
 	    le_slot_init(&l->slot, &cfg->slot, l->seed, l->direction, cls, sub, sizeof(sub)) < 0) {
-		set_err(err, errlen, "distribution: %s", sub);
+		le_err(err, errlen, "distribution: %s", sub);
 		return -1;
 	}
 	if (cfg->trace.enabled &&
 	    le_trace_load(cfg->trace.file, cfg->trace.us, &l->trace, sub, sizeof(sub)) < 0) {
-		set_err(err, errlen, "%s: %s", cfg->trace.us ? "trace-us" : "trace", sub);
+		le_err(err, errlen, "%s: %s", cfg->trace.us ? "trace-us" : "trace", sub);
 		return -1;
 	}
 	if (le_queue_init(&l->queue, l->has_queue ? cfg->limit : 0) < 0 ||
 	    le_delay_line_init_form(&l->line, (uint32_t)capacity, le_config_reorders(cfg)) < 0) {
-		set_err(err, errlen, "cannot allocate storage for %llu frames (limit %u)",
+		le_err(err, errlen, "cannot allocate storage for %llu frames (limit %u)",
 			(unsigned long long)capacity, (unsigned)cfg->limit);
 		return -1;
 	}
@@ -181,9 +167,22 @@ static int mark_ce(struct le_link *l, struct le_frame *f)
 	return b != NULL && le_ecn_set_ce(b, n);
 }
 
-static uint32_t held(const struct le_link *l)
+static uint32_t own_held(const struct le_link *l)
 {
 	return l->queue.count + (uint32_t)l->transit + le_delay_line_held(&l->line);
+}
+
+/* What `limit` counts: this link's frames and those its predecessors
+ * (le_link_inherit) still hold, at the link's clock. */
+static uint32_t held(struct le_link *l)
+{
+	uint32_t n = own_held(l);
+
+	for (struct le_link *e = l->elder; e != NULL; e = e->elder) {
+		le_delay_line_mark_due(&e->line, l->clock);
+		n += own_held(e);
+	}
+	return n;
 }
 
 uint32_t le_link_depth(const struct le_link *l)
@@ -193,7 +192,11 @@ uint32_t le_link_depth(const struct le_link *l)
 
 uint32_t le_link_held(const struct le_link *l)
 {
-	return held(l);
+	uint32_t n = own_held(l);
+
+	for (const struct le_link *e = l->elder; e != NULL; e = e->elder)
+		n += own_held(e);
+	return n;
 }
 
 /* After the serializer: slot gate (behind a rate), delay with jitter, or
@@ -258,6 +261,15 @@ static int take(struct le_link *l, le_ns_t now, struct le_frame *f)
 	return le_queue_pop(&l->queue, f);
 }
 
+/* The delay line has no room: only when a change lowered the limit below
+ * what the old link had queued (admission keeps room otherwise). The
+ * serializer then waits for the data plane to take due frames, rather
+ * than drop frames already admitted. */
+static int line_full(const struct le_link *l)
+{
+	return le_delay_line_count(&l->line) >= l->line.capacity;
+}
+
 /* Rate or slot serializer: serve every frame whose start is at or before t. */
 static void serve(struct le_link *l, le_ns_t t)
 {
@@ -265,7 +277,7 @@ static void serve(struct le_link *l, le_ns_t t)
 	const struct le_frame *h;
 	struct le_frame f;
 
-	while ((h = le_queue_head(&l->queue)) != NULL) {
+	while ((h = le_queue_head(&l->queue)) != NULL && !line_full(l)) {
 		le_ns_t s = max_ns(h->arrival, l->floor);
 
 		if (c->rate.bps)
@@ -293,7 +305,7 @@ static void serve_trace(struct le_link *l, le_ns_t t)
 
 	if (!l->tpos.started)
 		return;
-	while (!l->tpos.ended) {
+	while (!l->tpos.ended && !line_full(l)) {
 		le_ns_t when = le_trace_next(&l->trace, &l->tpos);
 		uint32_t bytes = LE_TRACE_OPPORTUNITY;
 
@@ -325,8 +337,20 @@ static void serve_trace(struct le_link *l, le_ns_t t)
 	}
 }
 
+/* A link without serializer that took frames over at a change sends
+ * them on at once, in order, before anything else. */
+static void flush_carried(struct le_link *l)
+{
+	struct le_frame f;
+
+	while (!line_full(l) && le_queue_pop(&l->queue, &f) == 0)
+		deliver(l, &f, max_ns(f.arrival, l->floor));
+}
+
 static void advance(struct le_link *l, le_ns_t t)
 {
+	if (!l->has_queue && l->queue.count)
+		flush_carried(l);
 	if (l->has_queue) {
 		if (l->cfg.trace.enabled)
 			serve_trace(l, t);
@@ -337,7 +361,7 @@ static void advance(struct le_link *l, le_ns_t t)
 }
 
 /* Would the frame overflow a limit? */
-static int over(const struct le_link *l, const struct le_frame *f)
+static int over(struct le_link *l, const struct le_frame *f)
 {
 	const struct le_link_config *c = &l->cfg;
 
@@ -469,6 +493,13 @@ static void count_tx(struct le_link *l, const struct le_frame *out, unsigned n)
 		l->ctr.tx_bytes += out[i].len;
 }
 
+void le_link_advance(struct le_link *l, le_ns_t t)
+{
+	if (t > l->clock)
+		l->clock = t;
+	advance(l, l->clock);
+}
+
 unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, unsigned max)
 {
 	unsigned n;
@@ -521,79 +552,78 @@ le_ns_t le_link_next_deadline(const struct le_link *l)
 
 /* --- live reconfiguration ---------------------------------------------------- */
 
-/* When the old link's serializer will have sent what it still holds (no
- * more frames reach it), and, for a trace, where it will then be. */
-static le_ns_t project_idle(const struct le_link *o, struct le_trace_pos *tpos)
+/* The serializer's state: busy time, trace position, a frame partly
+ * sent, and the frames not served yet. */
+static void carry_serializer(struct le_link *n, struct le_link *o)
 {
-	const struct le_link_config *c = &o->cfg;
-	le_ns_t idle = 0;
+	const struct le_link_config *nc = &n->cfg, *oc = &o->cfg;
+	int both_trace = nc->trace.enabled && oc->trace.enabled;
 
-	*tpos = o->tpos;
-	if (!o->has_queue)
-		return 0;
-	if (c->rate.bps) {
-		idle = max_ns(o->busy, o->floor);
-		for (uint32_t i = 0; i < o->queue.count; i++) {
-			const struct le_frame *f = le_queue_at(&o->queue, i);
-			idle = add_sat(max_ns(idle, f->arrival), le_rate_packet_time(&c->rate, f->len));
-		}
-		return idle;
+	n->busy = o->busy;
+	if (both_trace)
+		le_trace_carry(&n->trace, &n->tpos, nc->trace.once, &o->trace, &o->tpos,
+			       le_trace_same(&n->trace, &o->trace) && nc->trace.once == oc->trace.once);
+	le_queue_adopt(&n->queue, &o->queue);
+	if (o->transit && nc->trace.enabled) {
+		n->transit = 1;
+		n->tframe = o->tframe;
+		n->tleft = o->tleft;
+	} else if (o->transit) {
+		/* Another serializer cannot finish a trace's opportunity: the
+		 * frame partly sent leaves it at the change. */
+		deliver(n, &o->tframe, n->clock);
 	}
-	if (c->trace.enabled) {
-		uint64_t bytes = o->queue.bytes + (o->transit ? o->tleft : 0);
-		uint64_t need = (bytes + LE_TRACE_OPPORTUNITY - 1) / LE_TRACE_OPPORTUNITY;
-
-		if (!tpos->started || need == 0)
-			return 0;
-		/* All of them are queued already, so they use consecutive
-		 * opportunities from the next one on. */
-		le_trace_step(&o->trace, tpos, c->trace.once, need - 1);
-		idle = le_trace_next(&o->trace, tpos);
-		le_trace_step(&o->trace, tpos, c->trace.once, 1);
-		return idle == UINT64_MAX ? 0 : idle;
+	o->transit = 0;
+	if (nc->trace.enabled && !n->tpos.started && (n->queue.count || n->transit)) {
+		/* A trace taking over frames starts at the change (its time 0),
+		 * as it would at a first frame arriving then. */
+		n->tpos.started = 1;
+		n->tpos.base = n->clock;
+		le_trace_skip_after(&n->trace, &n->tpos, nc->trace.once, n->clock);
 	}
-	/* slot alone: at least its next instant when frames wait */
-	return o->queue.count ? max_ns(o->slot.next, le_queue_at(&o->queue, o->queue.count - 1)->arrival) : 0;
 }
 
-void le_link_inherit(struct le_link *n, const struct le_link *o)
+void le_link_inherit(struct le_link *n, struct le_link *o, le_ns_t at)
 {
-	struct le_trace_pos tpos;
-	le_ns_t idle = project_idle(o, &tpos);
+	const struct le_link_config *nc = &n->cfg, *oc = &o->cfg;
+	/* An explicit other seed starts the streams anew from it. */
+	int streams = !nc->seed_set || n->seed == o->seed;
 
-	/* Nothing of the new link's may leave its serializer before the old
-	 * one has sent what it holds: no burst through at the change. */
-	n->floor = max_ns(n->floor, idle);
-	n->busy = max_ns(n->busy, idle);
-	if (n->cfg.trace.enabled && o->cfg.trace.enabled && tpos.started && !tpos.ended) {
-		/* Same clock of the trace: continue at the same phase (the
-		 * first opportunity of the new trace at or after the old one's
-		 * next). */
-		le_ns_t next = le_trace_next(&o->trace, &tpos);
-		n->tpos.started = 1;
-		n->tpos.base = tpos.base;
-		n->tpos.k = 0;
-		le_trace_skip_to(&n->trace, &n->tpos, n->cfg.trace.once, next);
+	/* Until the change, the old configuration serves. */
+	if (at > o->clock)
+		o->clock = at;
+	advance(o, o->clock);
+	n->clock = o->clock;
+	n->floor = n->clock; /* n's serializer starts nothing before the change */
+	if (streams) {
+		n->seed = o->seed;
+		le_chance_carry(&n->dup, &o->dup);
+		le_chance_carry(&n->corrupt, &o->corrupt);
+		le_chance_carry(&n->reorder, &o->reorder);
+		le_jitter_carry(&n->jitter, &o->jitter);
 	}
-	if (n->cfg.slot.enabled && o->cfg.slot.enabled) {
-		n->slot.next = o->slot.next;
-		n->slot.packets_left = o->slot.packets_left;
-		n->slot.bytes_left = o->slot.bytes_left;
-	}
-	if (n->cfg.loss.model == o->cfg.loss.model) {
-		n->loss.state = o->loss.state;
-		n->loss.last = o->loss.last;
-		n->loss.primed = o->loss.primed;
-	}
-	n->dup.last = o->dup.last, n->dup.primed = o->dup.primed;
-	n->corrupt.last = o->corrupt.last, n->corrupt.primed = o->corrupt.primed;
-	n->reorder.last = o->reorder.last, n->reorder.primed = o->reorder.primed;
-	n->jitter.last = o->jitter.last, n->jitter.primed = o->jitter.primed;
+	le_loss_carry(&n->loss, &o->loss, streams, nc->loss.model == oc->loss.model);
+	le_slot_carry(&n->slot, &o->slot, streams, nc->slot.enabled && oc->slot.enabled);
+	le_codel_carry(&n->codel, &o->codel, nc->codel.enabled && oc->codel.enabled);
 	n->reorder_counter = o->reorder_counter;
-	/* Frames still queued in the old link leave at idle + its delay at
-	 * the earliest; the new link's frames must not overtake them when
-	 * it preserves order. */
 	n->last_deadline = max_ns(n->last_deadline, o->last_deadline);
-	if (o->queue.count || o->transit)
-		n->last_deadline = max_ns(n->last_deadline, add_sat(idle, o->cfg.delay));
+	n->ctr = o->ctr;
+	memset(&o->ctr, 0, sizeof(o->ctr));
+	carry_serializer(n, o);
+	n->elder = o;
+	o->heir = n;
+}
+
+void le_link_detach(struct le_link *o, struct le_counters *gone)
+{
+	if (o->heir != NULL) {
+		le_counters_add(&o->heir->ctr, &o->ctr);
+		o->heir->elder = o->elder;
+	} else {
+		le_counters_add(gone, &o->ctr);
+	}
+	if (o->elder != NULL)
+		o->elder->heir = o->heir;
+	memset(&o->ctr, 0, sizeof(o->ctr));
+	o->elder = o->heir = NULL;
 }

@@ -84,6 +84,10 @@ struct le_link {
 	le_ns_t clock;
 	struct le_delay_line line;
 	struct le_counters ctr;
+
+	/* live changes (le_link_inherit): the link this one continues while
+	 * it still holds frames, and the one continuing this */
+	struct le_link *elder, *heir;
 };
 
 /* Sets up a link for `cfg`; the seed is cfg->seed when cfg->seed_set,
@@ -121,13 +125,28 @@ uint32_t le_link_depth(const struct le_link *l);
 /* Frames the link holds that have not left by its clock: what `limit`
  * counts. */
 uint32_t le_link_held(const struct le_link *l);
+/* Brings the link's serializer to `t` (what offer and dequeue do first). */
+void le_link_advance(struct le_link *l, le_ns_t t);
 
-/* Carries over, at a live reconfiguration, what must be continuous from
- * the link being replaced: the serializer's busy-until time (projected
- * over the frames still queued in `old`, which go on leaving from it),
- * the trace position and phase, Gilbert-Elliott / 4-state chain states,
- * noreorder's last deadline, netem's reorder counter and the correlated
- * generators' memory. Call on a fresh `n`, before its first frame. */
-void le_link_inherit(struct le_link *n, const struct le_link *old);
+/* Live change: `n` (fresh, no frame offered yet) continues `o` from
+ * model time `at` (>= what o was given). First o's serializer works up to
+ * `at` with o's configuration; then n takes over, each stage with its
+ * carry function: the random streams (unless n sets a `seed` other than
+ * o's, when n's start from that seed), correlated memories, loss chain
+ * (same model), slot phase, CoDel state, trace position (exact with the
+ * same trace file), the serializer's busy time, reorder's counter,
+ * noreorder's last deadline, the clock and the counters (o's restart
+ * from 0: what happens to the frames o keeps). The frames o had not
+ * served yet (queue, and a frame partly sent by a trace) move to n in
+ * O(1) and are served by n's serializer from `at` on (without one, they
+ * leave it at `at`); frames o had served stay in o with their deadlines.
+ * With n->elder = o, n's limit counts the frames o still holds, and n's
+ * counts are the class's whole history: so a change to an identical
+ * link changes nothing. n->elder stays set until le_link_detach(o). */
+void le_link_inherit(struct le_link *n, struct le_link *o, le_ns_t at);
+/* Before `o` is freed: its successor (if any) takes o's counts and
+ * links to o's own predecessor; a link without successor adds its counts
+ * to *gone. */
+void le_link_detach(struct le_link *o, struct le_counters *gone);
 
 #endif

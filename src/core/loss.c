@@ -3,6 +3,17 @@
  * instead of netem's 32-bit ones. */
 #include "loss.h"
 
+void le_loss_carry(struct le_loss_state *n, const struct le_loss_state *o, int streams, int same_model)
+{
+	if (streams) {
+		n->rng = o->rng;
+		n->last = o->last;
+		n->primed = o->primed;
+	}
+	if (same_model)
+		n->state = o->state;
+}
+
 void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t direction, uint32_t cls)
 {
 	le_rng_seed_class(&s->rng, seed, direction, cls, LE_STREAM_LOSS);

@@ -35,5 +35,10 @@ void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t directi
  * call for random and state, two for gemodel (transition, then fate, as
  * netem), none when no model is set. */
 int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c);
+/* Live change: `n` continues `o`. streams: the random stream (and the
+ * correlated generator's memory) goes on where o's is, instead of n's
+ * fresh seed. same_model: the chain state carries over (a chain of a
+ * different model starts in state 1, as a fresh one). */
+void le_loss_carry(struct le_loss_state *n, const struct le_loss_state *o, int streams, int same_model);
 
 #endif

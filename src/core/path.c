@@ -1,26 +1,12 @@
 /* Paths: the class grammar, classification and the per-class links; see
  * path.h. */
 #include "path.h"
+#include "err.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 void le_path_config_default(struct le_path_config *c)
 {
@@ -68,37 +54,37 @@ static int parse_rule(char *seg, unsigned idx, struct le_path_config *out, char 
 	int rc = -1;
 
 	if (w == NULL)
-		return fail(err, errlen, "out of memory");
+		return le_err(err, errlen, "out of memory");
 	n = split(seg, w, max);
 	if (n == 0) {
-		fail(err, errlen, "rule %u: nothing after ';' (expected 'class NAME match ... : ...')", idx);
+		le_err(err, errlen, "rule %u: nothing after ';' (expected 'class NAME match ... : ...')", idx);
 		goto out;
 	}
 	if (strcmp(w[0], "class") != 0) {
-		fail(err, errlen, "rule %u: '%s' where 'class' was expected (class NAME match FILTER-WORDS : LINK)", idx,
+		le_err(err, errlen, "rule %u: '%s' where 'class' was expected (class NAME match FILTER-WORDS : LINK)", idx,
 		     w[0]);
 		goto out;
 	}
 	if (n < 2) {
-		fail(err, errlen, "class: missing NAME");
+		le_err(err, errlen, "class: missing NAME");
 		goto out;
 	}
 	if (!valid_name(w[1]) || strcmp(w[1], "default") == 0) {
-		fail(err, errlen, "class: '%s' is not a class name (1 to %d letters, digits, '_' or '-'; not 'default')",
+		le_err(err, errlen, "class: '%s' is not a class name (1 to %d letters, digits, '_' or '-'; not 'default')",
 		     w[1], LE_CLASS_NAME_MAX - 1);
 		goto out;
 	}
 	for (unsigned k = 0; k < out->nclasses; k++)
 		if (strcmp(out->cls[k].name, w[1]) == 0) {
-			fail(err, errlen, "class %s: the name is used twice", w[1]);
+			le_err(err, errlen, "class %s: the name is used twice", w[1]);
 			goto out;
 		}
 	if (out->nclasses == LE_MAX_CLASSES) {
-		fail(err, errlen, "class %s: more than %d classes", w[1], LE_MAX_CLASSES);
+		le_err(err, errlen, "class %s: more than %d classes", w[1], LE_MAX_CLASSES);
 		goto out;
 	}
 	if (n < 3 || strcmp(w[2], "match") != 0) {
-		fail(err, errlen, "class %s: expected 'match' after the name", w[1]);
+		le_err(err, errlen, "class %s: expected 'match' after the name", w[1]);
 		goto out;
 	}
 	for (int k = 3; k < n; k++)
@@ -107,17 +93,17 @@ static int parse_rule(char *seg, unsigned idx, struct le_path_config *out, char 
 			break;
 		}
 	if (colon < 0) {
-		fail(err, errlen, "class %s: missing ':' between the filter words and the link (a ':' on its own)", w[1]);
+		le_err(err, errlen, "class %s: missing ':' between the filter words and the link (a ':' on its own)", w[1]);
 		goto out;
 	}
 	strcpy(c->name, w[1]);
 	if (le_match_parse_words(colon - 3, (const char *const *)w + 3, &c->match, sub, sizeof(sub)) < 0) {
-		fail(err, errlen, "class %s: %s", c->name, sub);
+		le_err(err, errlen, "class %s: %s", c->name, sub);
 		goto out;
 	}
 	if (le_config_parse_words(n - colon - 1, (const char *const *)w + colon + 1, &c->link, sub,
 				  sizeof(sub)) < 0) {
-		fail(err, errlen, "class %s: %s", c->name, sub);
+		le_err(err, errlen, "class %s: %s", c->name, sub);
 		goto out;
 	}
 	out->nclasses++;
@@ -136,13 +122,13 @@ int le_path_config_parse(const char *text, struct le_path_config *out, char *err
 
 	le_path_config_default(out);
 	if (copy == NULL)
-		return fail(err, errlen, "out of memory");
+		return le_err(err, errlen, "out of memory");
 	seg = copy;
 	semi = strchr(seg, ';');
 	if (semi)
 		*semi = '\0';
 	if (le_config_parse(seg, &out->dflt, sub, sizeof(sub)) < 0) {
-		rc = fail(err, errlen, "%s", sub);
+		rc = le_err(err, errlen, "%s", sub);
 		goto out;
 	}
 	while (semi) {
@@ -202,11 +188,11 @@ int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_di
 
 	memset(p, 0, sizeof(*p));
 	if (cfg->nclasses > LE_MAX_CLASSES)
-		return fail(err, errlen, "more than %d classes", LE_MAX_CLASSES);
+		return le_err(err, errlen, "more than %d classes", LE_MAX_CLASSES);
 	if (ops == NULL)
-		return fail(err, errlen, "no frame operations");
+		return le_err(err, errlen, "no frame operations");
 	if (cfg->nclasses > 0 && ops->bytes == NULL)
-		return fail(err, errlen, "the frame operations lack bytes (class rules read frames)");
+		return le_err(err, errlen, "the frame operations lack bytes (class rules read frames)");
 	p->cfg = *cfg;
 	p->ops = *ops;
 	p->depth = LE_PKT_L2;
@@ -214,7 +200,7 @@ int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_di
 		const struct le_link_config *lc = k ? &cfg->cls[k - 1].link : &cfg->dflt;
 
 		if (le_link_init_ops(&p->link[k], lc, dir, k, default_seed, ops, sub, sizeof(sub)) < 0) {
-			fail(err, errlen, "%s%s%s", k ? "class " : "", k ? cfg->cls[k - 1].name : "", k ? ": " : "");
+			le_err(err, errlen, "%s%s%s", k ? "class " : "", k ? cfg->cls[k - 1].name : "", k ? ": " : "");
 			if (err != NULL && errlen > 0) {
 				size_t used = strlen(err);
 				snprintf(err + used, errlen > used ? errlen - used : 0, "%s", sub);
@@ -347,8 +333,51 @@ void le_path_counters(const struct le_path *p, struct le_counters *total)
 		le_counters_add(total, &p->link[k].ctr);
 }
 
-void le_path_inherit(struct le_path *newp, const struct le_path *old)
+int le_path_class_index(const struct le_path *p, const char *name)
 {
-	for (unsigned k = 0; k < newp->nlinks && k < old->nlinks; k++)
-		le_link_inherit(&newp->link[k], &old->link[k]);
+	for (unsigned k = 0; k < p->nlinks; k++)
+		if (strcmp(le_path_class_name(p, k), name) == 0)
+			return (int)k;
+	return -1;
+}
+
+void le_path_inherit_at(struct le_path *newp, struct le_path *old, le_ns_t at)
+{
+	/* By name: reordered or renamed rules never hand one class's backlog
+	 * or loss state to another. */
+	for (unsigned k = 0; k < newp->nlinks; k++) {
+		int j = le_path_class_index(old, le_path_class_name(newp, k));
+		if (j >= 0)
+			le_link_inherit(&newp->link[k], &old->link[j], at);
+	}
+}
+
+void le_path_inherit(struct le_path *newp, struct le_path *old)
+{
+	struct le_counters none;
+	le_ns_t at = 0;
+
+	for (unsigned k = 0; k < old->nlinks; k++)
+		if (old->link[k].clock > at)
+			at = old->link[k].clock;
+	le_path_inherit_at(newp, old, at);
+	for (unsigned k = 0; k < newp->nlinks; k++) {
+		if (newp->link[k].elder != NULL)
+			newp->link[k].elder->heir = NULL;
+		newp->link[k].elder = NULL;
+	}
+	memset(&none, 0, sizeof(none));
+	le_path_detach(old, &none);
+}
+
+void le_path_detach(struct le_path *old, struct le_counters *gone)
+{
+	for (unsigned k = 0; k < old->nlinks; k++)
+		le_link_detach(&old->link[k], gone);
+}
+
+void le_path_reset_counters(struct le_path *p)
+{
+	for (unsigned k = 0; k < p->nlinks; k++)
+		memset(&p->link[k].ctr, 0, sizeof(p->link[k].ctr));
 }

@@ -12,9 +12,11 @@
  *
  * Threading: a path is used by one thread (the lcore). Live
  * reconfiguration builds a new path elsewhere (le_path_init allocates and
- * reads files), then the owning thread calls le_path_inherit(new, old)
- * and sends new frames to the new path while it keeps dequeuing the old
- * one until le_path_depth(old) == 0; then the old one can be freed. */
+ * reads files); the owning thread hands over with le_swap (swap.h), which
+ * calls le_path_inherit_at and keeps dequeuing the old path until it
+ * holds nothing; then the old one can be freed, by the thread that built
+ * it.
+ */
 #ifndef LE_PATH_H
 #define LE_PATH_H
 
@@ -90,8 +92,24 @@ uint32_t le_path_class_depth(const struct le_path *p, unsigned cls);
 /* Sum over classes. */
 void le_path_counters(const struct le_path *p, struct le_counters *total);
 
-/* Continuity at a swap, class by class index (le_link_inherit): class i
- * of the new path continues class i of the old one, whatever the names. */
-void le_path_inherit(struct le_path *newp, const struct le_path *old);
+/* Live change at model time `at`: each class of the new path continues
+ * the old path's class of the same name (the default link the default
+ * one) with its whole state, le_link_inherit; a class with a new name
+ * starts fresh, an old class without successor keeps serving what it
+ * holds. The new path's links then point at the old ones (for `limit`
+ * and counts) until le_path_detach(old), which must come before `old`
+ * is freed. le_swap (swap.h) does all of this for a direction. */
+void le_path_inherit_at(struct le_path *newp, struct le_path *old, le_ns_t at);
+/* The same, at the old path's clock, for a caller that does not keep the
+ * old path linked: the links are detached at once (the new path's limit
+ * then ignores what the old one still holds). */
+void le_path_inherit(struct le_path *newp, struct le_path *old);
+/* Before `old` is freed: its classes' counts go to their successors, or
+ * to *gone for classes that ended. */
+void le_path_detach(struct le_path *old, struct le_counters *gone);
+/* The class of `name` ("default" for 0); -1 when none. */
+int le_path_class_index(const struct le_path *p, const char *name);
+/* Restarts every class's counts (`reset stats`). */
+void le_path_reset_counters(struct le_path *p);
 
 #endif

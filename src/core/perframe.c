@@ -1,6 +1,11 @@
 /* Per-frame chances; see perframe.h. */
 #include "perframe.h"
 
+void le_chance_carry(struct le_chance_state *n, const struct le_chance_state *o)
+{
+	*n = *o;
+}
+
 void le_chance_init(struct le_chance_state *s, uint64_t seed, uint32_t direction, uint32_t cls,
 		    enum le_rng_stream stream)
 {

@@ -28,6 +28,8 @@ void le_chance_init(struct le_chance_state *s, uint64_t seed, uint32_t direction
 		    enum le_rng_stream stream);
 /* One draw (through the correlated generator when a correlation is set). */
 int le_chance_draw(struct le_chance_state *s, const struct le_chance *c);
+/* Live change: `n` continues o's stream and correlated memory. */
+void le_chance_carry(struct le_chance_state *n, const struct le_chance_state *o);
 /* Flips one uniformly chosen bit among the first n bytes (n >= 1); two
  * more draws from the same stream. Returns the bit's index (byte*8+bit). */
 uint64_t le_corrupt_bytes(struct le_chance_state *s, uint8_t *bytes, uint32_t n);

@@ -1,6 +1,11 @@
 /* The bottleneck queue: frames waiting for the serializer, in arrival
- * order. A bounded ring (sized at init from the link's limit) that also
- * keeps the bytes it holds, for `limit-bytes` and CoDel. */
+ * order. Bounded rings (sized at init from the link's limit) that also
+ * keep the bytes they hold, for `limit-bytes` and CoDel.
+ *
+ * At a live change the new link takes the old link's queue over
+ * (le_queue_adopt) in O(1): the old rings that still hold frames come
+ * first, the new link's own ring behind them, so FIFO order holds and no
+ * frame is copied. A ring is owned (freed) by exactly one queue. */
 #ifndef LE_QUEUE_H
 #define LE_QUEUE_H
 
@@ -9,11 +14,23 @@
 
 #include "frame.h"
 
-struct le_queue {
+/* Rings a queue may chain: its own and those it took over. More are
+ * needed only when more than LE_QUEUE_RINGS - 1 changes, each raising
+ * the limit, follow while the oldest frame still waits. */
+#define LE_QUEUE_RINGS 10
+
+struct le_ring {
 	struct le_frame *slot;
-	uint32_t capacity;   /* a power of two */
+	uint32_t capacity;   /* a power of two (0: holds nothing) */
 	uint32_t mask;
 	uint32_t head;
+	uint32_t count;
+};
+
+struct le_queue {
+	struct le_ring ring[LE_QUEUE_RINGS]; /* oldest first; pushes go to the last */
+	unsigned nrings;     /* >= 1 */
+	unsigned front;      /* the ring of the head frame, when count > 0 */
 	uint32_t count;
 	uint64_t bytes;
 };
@@ -21,16 +38,23 @@ struct le_queue {
 /* capacity 0 is a queue that holds nothing (links without a serializer). */
 int le_queue_init(struct le_queue *q, uint32_t capacity);
 void le_queue_free(struct le_queue *q);
+/* What the ring pushes go to can hold. */
+static inline uint32_t le_queue_capacity(const struct le_queue *q)
+{
+	return q->ring[q->nrings - 1].capacity;
+}
 int le_queue_push(struct le_queue *q, const struct le_frame *f);
 int le_queue_pop(struct le_queue *q, struct le_frame *out);
 static inline const struct le_frame *le_queue_head(const struct le_queue *q)
 {
-	return q->count ? &q->slot[q->head] : NULL;
+	const struct le_ring *r = &q->ring[q->front];
+
+	return q->count ? &r->slot[r->head] : NULL;
 }
-/* The i-th frame from the head (i < count). */
-static inline const struct le_frame *le_queue_at(const struct le_queue *q, uint32_t i)
-{
-	return &q->slot[(q->head + i) & q->mask];
-}
+/* `q` (empty, never used) takes over every frame of `old`, which is left
+ * empty with the rings it no longer needs. O(LE_QUEUE_RINGS). When `old`
+ * already chains LE_QUEUE_RINGS rings with frames, q pushes to old's
+ * last ring even if it is smaller than q's own (pushes beyond it fail). */
+void le_queue_adopt(struct le_queue *q, struct le_queue *old);
 
 #endif

@@ -3,6 +3,17 @@
 
 #include <string.h>
 
+void le_slot_carry(struct le_slot_state *n, const struct le_slot_state *o, int streams, int phase)
+{
+	if (streams)
+		n->rng = o->rng;
+	if (phase) {
+		n->next = o->next;
+		n->packets_left = o->packets_left;
+		n->bytes_left = o->bytes_left;
+	}
+}
+
 static void reset_budget(struct le_slot_state *s, const struct le_slot_config *c)
 {
 	/* netem: 0 means no limit (INT_MAX) */

@@ -30,6 +30,9 @@ struct le_slot_state {
 int le_slot_init(struct le_slot_state *s, const struct le_slot_config *c, uint64_t seed,
 		 uint32_t direction, uint32_t cls, char *err, size_t errlen);
 void le_slot_free(struct le_slot_state *s);
+/* Live change: streams: n continues o's stream; phase: n continues o's
+ * open instant and budgets (both links have slots). */
+void le_slot_carry(struct le_slot_state *n, const struct le_slot_state *o, int streams, int phase);
 /* The instant a frame ready at `ready` leaves (without consuming budget;
  * may draw a fresh slot, which later calls then keep). */
 le_ns_t le_slot_when(struct le_slot_state *s, const struct le_slot_config *c, le_ns_t ready);

@@ -4,6 +4,7 @@
 #define LE_TEXTFILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* On success *text (malloc'd, NUL-terminated, caller frees) holds the file
  * and *size its length. -1 with "PATH: ..." in err when it cannot be opened,
@@ -11,5 +12,10 @@
  * cannot be read. */
 int le_read_text_file(const char *path, long max_bytes, const char *limit_text, char **text, size_t *size,
 		      char *err, size_t errlen);
+
+/* The same from a stream already open (the caller closes it), e.g. one
+ * whose identity it took with fstat. `path` names it in messages. */
+int le_read_text_stream(FILE *f, const char *path, long max_bytes, const char *limit_text, char **text,
+			size_t *size, char *err, size_t errlen);
 
 #endif

@@ -1,26 +1,13 @@
 /* Mahimahi traces: loading and walking; see trace.h. */
 #include "trace.h"
+#include "err.h"
 #include "textfile.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 int le_trace_parse(const char *text, size_t len, const char *name, int us, struct le_trace *t,
 		   char *err, size_t errlen)
@@ -45,18 +32,18 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 		if (stop > p && stop[-1] == '\r')
 			stop--;
 		if (stop == p) {
-			set_err(err, errlen, "%s:%u: empty line (every line is one delivery opportunity)", name,
+			le_err(err, errlen, "%s:%u: empty line (every line is one delivery opportunity)", name,
 				line);
 			goto fail;
 		}
 		if (*p == '-') {
-			set_err(err, errlen, "%s:%u: '%.*s' is negative", name, line,
+			le_err(err, errlen, "%s:%u: '%.*s' is negative", name, line,
 				(int)(stop - p > 40 ? 40 : stop - p), p);
 			goto fail;
 		}
 		for (q = p; q < stop; q++) {
 			if (!isdigit((unsigned char)*q)) {
-				set_err(err, errlen, "%s:%u: '%.*s' is not a whole number of %s", name, line,
+				le_err(err, errlen, "%s:%u: '%.*s' is not a whole number of %s", name, line,
 					(int)(stop - p > 40 ? 40 : stop - p), p, uname);
 				goto fail;
 			}
@@ -65,17 +52,17 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 				big = 1, v = max + 1;
 		}
 		if (big) {
-			set_err(err, errlen, "%s:%u: '%.*s' is too large (max %llu %s)", name, line,
+			le_err(err, errlen, "%s:%u: '%.*s' is too large (max %llu %s)", name, line,
 				(int)(stop - p > 40 ? 40 : stop - p), p, (unsigned long long)max, uname);
 			goto fail;
 		}
 		if (t->n > 0 && v < prev) {
-			set_err(err, errlen, "%s:%u: %llu is below the timestamp before it (%llu): timestamps must not decrease",
+			le_err(err, errlen, "%s:%u: %llu is below the timestamp before it (%llu): timestamps must not decrease",
 				name, line, (unsigned long long)v, (unsigned long long)prev);
 			goto fail;
 		}
 		if (t->n == LE_TRACE_MAX_LINES) {
-			set_err(err, errlen, "%s:%u: more than %u lines", name, line, LE_TRACE_MAX_LINES);
+			le_err(err, errlen, "%s:%u: more than %u lines", name, line, LE_TRACE_MAX_LINES);
 			goto fail;
 		}
 		if (t->n == cap) {
@@ -83,7 +70,7 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 			cap = cap ? cap * 2 : 1024;
 			grown = realloc(t->t, (size_t)cap * sizeof(*t->t));
 			if (grown == NULL) {
-				set_err(err, errlen, "%s: out of memory", name);
+				le_err(err, errlen, "%s: out of memory", name);
 				goto fail;
 			}
 			t->t = grown;
@@ -93,11 +80,11 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 		p = eol ? eol + 1 : end;
 	}
 	if (t->n == 0) {
-		set_err(err, errlen, "%s: empty trace (no delivery opportunities)", name);
+		le_err(err, errlen, "%s: empty trace (no delivery opportunities)", name);
 		goto fail;
 	}
 	if (t->t[t->n - 1] == 0) {
-		set_err(err, errlen, "%s:%u: the last timestamp is 0: a trace must last a nonzero time (it loops with that period)",
+		le_err(err, errlen, "%s:%u: the last timestamp is 0: a trace must last a nonzero time (it loops with that period)",
 			name, line);
 		goto fail;
 	}
@@ -108,23 +95,43 @@ fail:
 	return -1;
 }
 
+static int parse_file(const char *text, size_t len, const char *name, int us, void *out, char *err,
+		      size_t errlen)
+{
+	return le_trace_parse(text, len, name, us, out, err, errlen);
+}
+
+static void free_parsed(void *obj)
+{
+	struct le_trace *t = obj;
+
+	free(t->t);
+}
+
+static const struct le_file_kind trace_ms = { "trace", 0, 1L << 30, "1 GiB", sizeof(struct le_trace), parse_file,
+					      free_parsed };
+static const struct le_file_kind trace_us = { "trace-us", 1, 1L << 30, "1 GiB", sizeof(struct le_trace),
+					      parse_file, free_parsed };
+
 int le_trace_load(const char *path, int us, struct le_trace *t, char *err, size_t errlen)
 {
-	char *text;
-	size_t size;
-	int rc;
+	struct le_file_entry *ref;
+	const struct le_trace *shared = le_filecache_get(us ? &trace_us : &trace_ms, path, &ref, err, errlen);
 
 	memset(t, 0, sizeof(*t));
-	if (le_read_text_file(path, 1L << 30, "1 GiB", &text, &size, err, errlen) < 0)
+	if (shared == NULL)
 		return -1;
-	rc = le_trace_parse(text, size, path, us, t, err, errlen);
-	free(text);
-	return rc;
+	*t = *shared;
+	t->shared = ref;
+	return 0;
 }
 
 void le_trace_free(struct le_trace *t)
 {
-	free(t->t);
+	if (t->shared != NULL)
+		le_filecache_put(t->shared);
+	else
+		free(t->t);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -171,6 +178,10 @@ static void skip(const struct le_trace *t, struct le_trace_pos *p, int once, le_
 	rel = time - p->base;
 	if (rel >= t->period && !once) {
 		uint64_t laps = rel / t->period;
+		/* At or after a lap's end: the lap's last opportunity is at
+		 * its end (offset == period), so it is still the answer. */
+		if (!strict && rel % t->period == 0)
+			laps--;
 		p->base += laps * t->period;
 		rel -= laps * t->period;
 	}
@@ -192,4 +203,27 @@ void le_trace_skip_after(const struct le_trace *t, struct le_trace_pos *p, int o
 void le_trace_skip_to(const struct le_trace *t, struct le_trace_pos *p, int once, le_ns_t time)
 {
 	skip(t, p, once, time, 0);
+}
+
+void le_trace_carry(const struct le_trace *nt, struct le_trace_pos *np, int once, const struct le_trace *ot,
+		    const struct le_trace_pos *op, int same)
+{
+	if (!op->started)
+		return;
+	if (same) {
+		*np = *op;
+		return;
+	}
+	if (op->ended)
+		return;
+	np->started = 1;
+	np->base = op->base;
+	np->k = 0;
+	le_trace_skip_to(nt, np, once, le_trace_next(ot, op));
+}
+
+int le_trace_same(const struct le_trace *a, const struct le_trace *b)
+{
+	/* O(1) on the data plane: the cache makes one file one table. */
+	return a->t == b->t && a->n == b->n;
 }

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filecache.h"
 #include "le_time.h"
 
 #define LE_TRACE_OPPORTUNITY 1500u
@@ -36,6 +37,7 @@ struct le_trace {
 	le_ns_t *t;        /* opportunity times from the trace's start, ns */
 	uint32_t n;
 	le_ns_t period;    /* last timestamp */
+	struct le_file_entry *shared; /* loaded from a file: shared, read-only (filecache.h) */
 };
 
 /* Where a link is in its trace. */
@@ -46,6 +48,8 @@ struct le_trace_pos {
 	int ended;         /* `once` and every opportunity used */
 };
 
+/* Loads (or shares, filecache.h) the trace file; le_trace_free releases
+ * it. */
 int le_trace_load(const char *path, int us, struct le_trace *t, char *err, size_t errlen);
 int le_trace_parse(const char *text, size_t len, const char *name, int us, struct le_trace *t,
 		   char *err, size_t errlen);
@@ -63,5 +67,15 @@ void le_trace_step(const struct le_trace *t, struct le_trace_pos *p, int once, u
 void le_trace_skip_after(const struct le_trace *t, struct le_trace_pos *p, int once, le_ns_t time);
 /* Moves to the first opportunity at or after `time`. */
 void le_trace_skip_to(const struct le_trace *t, struct le_trace_pos *p, int once, le_ns_t time);
+/* 1 when both are the same table (one file, loaded once: trace files are
+ * shared, see textfile.h), so positions mean the same opportunities. */
+int le_trace_same(const struct le_trace *a, const struct le_trace *b);
+/* Live change of trace `ot` (position *op, already brought to the change)
+ * to `nt`: with the same table (same: one file, loaded once) the
+ * position carries over exactly, opportunity for opportunity; with
+ * another, the new trace keeps the old one's lap start and continues at
+ * its first opportunity at or after the old one's next. */
+void le_trace_carry(const struct le_trace *nt, struct le_trace_pos *np, int once, const struct le_trace *ot,
+		    const struct le_trace_pos *op, int same);
 
 #endif

@@ -4,28 +4,14 @@
  * power-of-ten unit) so "1.5us" is exactly 1500 ns: a binary float would
  * make some written values unreachable and break format/parse round trips. */
 #include "units.h"
+#include "err.h"
 
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* tc's unit spellings (iproute2 get_time64), matched case-insensitively as
  * tc does. `pow10` is the unit in ns as a power of ten. */
@@ -88,7 +74,7 @@ int le_parse_time(const char *s, le_ns_t max_ns, le_ns_t *out, char *err, size_t
 		frac_end--;
 	nfrac = (unsigned)(frac_end - frac);
 	if (nfrac > pow10) {
-		set_err(err, errlen, "'%s' is finer than 1 ns", s);
+		le_err(err, errlen, "'%s' is finer than 1 ns", s);
 		return -1;
 	}
 	for (const char *q = frac; q < frac_end; q++)
@@ -97,14 +83,14 @@ int le_parse_time(const char *s, le_ns_t max_ns, le_ns_t *out, char *err, size_t
 
 	if (overflow || __builtin_mul_overflow(ipart, pow10_u64[pow10], &v) ||
 	    __builtin_add_overflow(v, fpart, &v) || v > max_ns) {
-		set_err(err, errlen, "'%s' is out of range (max %s)", s, maxbuf);
+		le_err(err, errlen, "'%s' is out of range (max %s)", s, maxbuf);
 		return -1;
 	}
 	*out = v;
 	return 0;
 
 not_a_time:
-	set_err(err, errlen, "'%s' is not a time (units: ns, us, ms, s)", s);
+	le_err(err, errlen, "'%s' is not a time (units: ns, us, ms, s)", s);
 	return -1;
 }
 
@@ -131,14 +117,14 @@ int le_parse_percent(const char *s, double *out, char *err, size_t errlen)
 	if (end != s + n)
 		goto not_a_percentage;
 	if (!isfinite(v) || v < 0.0 || v > 100.0 || signbit(v)) {
-		set_err(err, errlen, "'%s' is out of range (0%% .. 100%%)", s);
+		le_err(err, errlen, "'%s' is out of range (0%% .. 100%%)", s);
 		return -1;
 	}
 	*out = v / 100.0;
 	return 0;
 
 not_a_percentage:
-	set_err(err, errlen, "'%s' is not a percentage", s);
+	le_err(err, errlen, "'%s' is not a percentage", s);
 	return -1;
 }
 
@@ -158,7 +144,7 @@ int le_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, char 
 			overflow = 1;
 	}
 	if (overflow || v < min || v > max) {
-		set_err(err, errlen, "'%s' is out of range (%llu .. %llu)", s,
+		le_err(err, errlen, "'%s' is out of range (%llu .. %llu)", s,
 			(unsigned long long)min, (unsigned long long)max);
 		return -1;
 	}
@@ -166,7 +152,7 @@ int le_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, char 
 	return 0;
 
 not_a_number:
-	set_err(err, errlen, "'%s' is not an unsigned integer", s);
+	le_err(err, errlen, "'%s' is not an unsigned integer", s);
 	return -1;
 }
 
@@ -199,7 +185,7 @@ int le_parse_s64(const char *s, int64_t min, int64_t max, int64_t *out, char *er
 	    (!neg && mag > (uint64_t)INT64_MAX)) {
 		if (s[neg] != '\0' && strspn(s + neg, "0123456789") == strlen(s + neg))
 			goto range;
-		set_err(err, errlen, "'%s' is not an integer", s);
+		le_err(err, errlen, "'%s' is not an integer", s);
 		return -1;
 	}
 	if (neg) {
@@ -214,7 +200,7 @@ int le_parse_s64(const char *s, int64_t min, int64_t max, int64_t *out, char *er
 	}
 	return 0;
 range:
-	set_err(err, errlen, "'%s' is out of range (%lld .. %lld)", s, (long long)min, (long long)max);
+	le_err(err, errlen, "'%s' is out of range (%lld .. %lld)", s, (long long)min, (long long)max);
 	return -1;
 }
 
@@ -301,15 +287,15 @@ int le_parse_rate(const char *s, uint64_t max_bps, uint64_t *out, char *err, siz
 	int rc = parse_scaled(s, rate_units, sizeof(rate_units) / sizeof(rate_units[0]), 0, &v);
 
 	if (rc == -1) {
-		set_err(err, errlen, "'%s' is not a rate (units: bit, kbit, mbit, gbit, tbit, bps, kbps, mbps, gbps, kibit, mibit, ...)", s);
+		le_err(err, errlen, "'%s' is not a rate (units: bit, kbit, mbit, gbit, tbit, bps, kbps, mbps, gbps, kibit, mibit, ...)", s);
 		return -1;
 	}
 	if (rc == -2) {
-		set_err(err, errlen, "'%s' is not a whole number of bit/s", s);
+		le_err(err, errlen, "'%s' is not a whole number of bit/s", s);
 		return -1;
 	}
 	if (rc == -3 || v > max_bps || v == 0) {
-		set_err(err, errlen, "'%s' is out of range (1bit .. %s)", s,
+		le_err(err, errlen, "'%s' is out of range (1bit .. %s)", s,
 			le_format_rate(max_bps, maxbuf, sizeof(maxbuf)));
 		return -1;
 	}
@@ -324,15 +310,15 @@ int le_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out, char
 	int rc = parse_scaled(s, size_units, sizeof(size_units) / sizeof(size_units[0]), 0, &v);
 
 	if (rc == -1) {
-		set_err(err, errlen, "'%s' is not a size (units: b, kb, mb, gb, kbit, mbit, gbit)", s);
+		le_err(err, errlen, "'%s' is not a size (units: b, kb, mb, gb, kbit, mbit, gbit)", s);
 		return -1;
 	}
 	if (rc == -2) {
-		set_err(err, errlen, "'%s' is not a whole number of bytes", s);
+		le_err(err, errlen, "'%s' is not a whole number of bytes", s);
 		return -1;
 	}
 	if (rc == -3 || v < min || v > max) {
-		set_err(err, errlen, "'%s' is out of range (%s .. %s)", s,
+		le_err(err, errlen, "'%s' is out of range (%s .. %s)", s,
 			le_format_size(min, a, sizeof(a)), le_format_size(max, b, sizeof(b)));
 		return -1;
 	}

@@ -1,5 +1,7 @@
-"""Helpers of the control tests (imported by name, never as `conftest`, so
-this directory and tests/integration can be collected in one session)."""
+"""Helpers of the control tests: a paced UDP stream with every datagram's
+times (owdprobe.py), and the classifier that says which delay each frame
+got across live changes. The bed, the CLI and the timing decision are the
+kit's (tests/kit)."""
 
 from __future__ import annotations
 
@@ -10,38 +12,17 @@ import math
 import os
 import subprocess
 import sys
-import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+import owdprobe
+from kit import cli_env
+from linkemu.bed import netns
+from linkemu.bed.cpus import tool_cpus
+from linkemu.instruments.stats import percentile
+
 HERE = Path(__file__).resolve().parent
-if str(REPO / "python") not in sys.path:
-    sys.path.insert(0, str(REPO / "python"))
-
-from linkemu import netns  # noqa: E402
-from linkemu.cpus import tool_cpus  # noqa: E402
-from linkemu.stats import percentile  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-
-import owdprobe  # noqa: E402
-
-BED = "lc"
-
-
-def cli_env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO / "python") + (os.pathsep + env["PYTHONPATH"]
-                                                 if env.get("PYTHONPATH") else "")
-    env.update(extra or {})
-    return env
-
-
-def linkemu(*args: str, timeout: float = 120, env: dict | None = None,
-            ) -> subprocess.CompletedProcess[str]:
-    """`linkemu ARGS` as a user runs it; never raises on the exit code."""
-    return subprocess.run([sys.executable, "-m", "linkemu", *args], capture_output=True,
-                          text=True, timeout=timeout, env=cli_env(env))
 
 
 class Stream:
@@ -260,110 +241,6 @@ def late_allowance(noise: Noise, n: int) -> int:
 
 
 MAX_STALLED = 0.02     # a machine stalling more than this is not one to time anything on
-
-
-def other_daemons(bed_name: str = BED) -> list[str]:
-    """linkemud processes that are not this bed's: another bed's daemon
-    busy-polls the same CPUs and stalls ours by milliseconds at a time."""
-    from linkemu import procs, testbed
-    ours = set(procs.find_linkemud(testbed.bed_for(bed_name).file_prefix))
-    out = []
-    for pid in procs.any_linkemud():
-        if pid not in ours:
-            argv = procs.cmdline(pid)
-            prefix = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--file-prefix"),
-                          "?")
-            out.append(f"pid {pid} ({prefix})")
-    return out
-
-
-class CpuWatch:
-    """How long linkemud's threads waited for a CPU while runnable
-    (schedstat), and the VM's steal time, over a test: a busy-polling lcore
-    that waits is sharing its CPU, and its frames wait with it."""
-
-    def __init__(self, bed):
-        from linkemu.testbed import daemon_pid
-        self.bed = bed
-        self.pid = daemon_pid(bed)
-        self.t0 = self.wait0 = self.steal0 = 0
-        self.elapsed_s = self.wait_ms = self.steal_ms = 0.0
-        self.others: set[str] = set()      # other linkemuds seen while watching
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._look, daemon=True)
-
-    def _look(self) -> None:
-        while True:
-            self.others.update(other_daemons(self.bed.name))
-            if self._stop.wait(0.25):
-                return
-
-    def _wait_ns(self) -> int:
-        """Run-queue wait of the polling threads: the main lcore (the main
-        thread) and EAL's lcore-worker-N; not the control or telemetry
-        threads, which sleep in poll() and wake on demand."""
-        total = 0
-        try:
-            for t in os.listdir(f"/proc/{self.pid}/task"):
-                with open(f"/proc/{self.pid}/task/{t}/comm") as f:
-                    comm = f.read().strip()
-                if int(t) != self.pid and not comm.startswith("lcore-worker"):
-                    continue
-                with open(f"/proc/{self.pid}/task/{t}/schedstat") as f:
-                    total += int(f.read().split()[1])
-        except (OSError, ValueError, IndexError):
-            pass
-        return total
-
-    @staticmethod
-    def _steal_ticks() -> int:
-        with open("/proc/stat") as f:
-            fields = f.readline().split()
-        return int(fields[8]) if len(fields) > 8 else 0
-
-    def start(self) -> "CpuWatch":
-        self.t0, self.wait0, self.steal0 = time.monotonic(), self._wait_ns(), self._steal_ticks()
-        self._thread.start()
-        return self
-
-    def stop(self) -> "CpuWatch":
-        self._stop.set()
-        self._thread.join()
-        self.elapsed_s = time.monotonic() - self.t0
-        self.wait_ms = (self._wait_ns() - self.wait0) / 1e6
-        self.steal_ms = (self._steal_ticks() - self.steal0) * 1000 / os.sysconf("SC_CLK_TCK")
-        return self
-
-    @property
-    def shared(self) -> bool:
-        """Waited more than 2 ms + 1 ms per second: alone on its CPU,
-        linkemud waits ~0.2 ms per second (kernel threads); one stall of a
-        few ms, which frames would show, is already more than that."""
-        return self.wait_ms > 2 + self.elapsed_s
-
-    def __str__(self) -> str:
-        return (f"linkemud waited {self.wait_ms:.1f} ms for its CPU and the VM lost "
-                f"{self.steal_ms:.0f} ms to steal in {self.elapsed_s:.1f} s")
-
-
-def require_quiet(noise: "Noise | None", needed_ns: int, what: str,
-                  cpu: CpuWatch | None = None) -> None:
-    """Skip the timing checks of a test (its other checks have run) when
-    the machine cannot resolve what it measures: another linkemud polling
-    the same CPUs, linkemud's own CPU shared, or a path noisier than the
-    differences to tell apart."""
-    import pytest
-    others = sorted(set(other_daemons()) | (cpu.others if cpu is not None else set()))
-    if others:
-        pytest.skip(f"{what}: timing not checked, another linkemud shares the CPUs "
-                    f"({', '.join(others)}); the rest passed")
-    if cpu is not None and cpu.shared:
-        pytest.skip(f"{what}: timing not checked, linkemud shared its CPU ({cpu}); "
-                    f"the rest passed")
-    if noise is not None and noise.bound >= needed_ns:
-        pytest.skip(f"{what}: timing not checked, the path is too noisy right now (p99 "
-                    f"{noise.p99 / 1e3:.0f} us, max {noise.max / 1e3:.0f} us; needs a bound "
-                    f"under {needed_ns / 1e3:.0f} us); the rest passed")
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """Per-frame one-way delay for the control tests: a paced UDP sender and a
 receiver that keeps (seq, send_ns, recv_ns) for every datagram.
 
-Datagrams use linkemu.probe's format (magic, run id, seq, send time from
+Datagrams use linkemu.instruments.pyprobe's format (magic, run id, seq, send time from
 CLOCK_MONOTONIC). The receiver takes the kernel's receive timestamp
 (SO_TIMESTAMPNS, taken when the frame enters the namespace's stack, i.e.
 right after linkemud transmits it) and converts it from CLOCK_REALTIME to
@@ -29,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "python"))
-from linkemu.probe import HEADER, MAGIC, open_receiver, pack  # noqa: E402
+from linkemu.instruments.pyprobe import HEADER, MAGIC, open_receiver, pack  # noqa: E402
 
 TICK_NS = 1_000_000
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)

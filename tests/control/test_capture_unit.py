@@ -8,8 +8,8 @@ import struct
 
 import pytest
 
-from linkemu import capture
-from linkemu.capture import INBOUND, OUTBOUND
+from linkemu.daemon import capture
+from linkemu.daemon.capture import INBOUND, OUTBOUND
 
 
 def _block(btype: int, body: bytes) -> bytes:

@@ -15,8 +15,10 @@ import time
 import pytest
 
 from fakedaemon import FakeDaemon
-from linkemu import cli, control, paths, testbed
-from linkemu.control import (ControlClient, ControlClosed, ControlError, ControlTimeout,
+from linkemu.cli import main as cli
+from linkemu.bed import paths, testbed
+from linkemu.daemon import control
+from linkemu.daemon.control import (ControlClient, ControlClosed, ControlError, ControlTimeout,
                              DaemonRefused)
 
 
@@ -301,7 +303,7 @@ def test_daemon_args_only_when_linkemud_has_control(short_dir, monkeypatch):
 
 
 def test_build_argv_passes_control(short_dir, monkeypatch):
-    from linkemu import daemon
+    from linkemu.daemon import daemon
     monkeypatch.setattr(paths, "RUN_ROOT", __import__("pathlib").Path(short_dir))
     b = _fake_binary(short_dir, "--control PATH")
     argv = daemon.build_argv(__import__("pathlib").Path(b),

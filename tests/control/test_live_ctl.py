@@ -9,9 +9,14 @@ import socket
 import subprocess
 import time
 
-from lckit import BED, CpuWatch, Stream, linkemu, require_quiet
-from linkemu import capture, control, measure, netns
-from linkemu.cpus import tool_cpus
+from kit import CpuWatch, linkemu, require_quiet, suite_bed
+from lckit import Stream
+from linkemu.bed import netns
+from linkemu.bed.cpus import tool_cpus
+from linkemu.daemon import capture, control
+from linkemu.instruments import ping
+
+BED = suite_bed(__file__)
 
 
 def test_ctl_commands(run_link):
@@ -263,13 +268,13 @@ def test_dumpcap_captures_what_the_link_delivers(run_link, bed_up, tmp_path):
     finally:
         out_text, _ = ping.communicate(timeout=60)
     # Capturing cost the link nothing.
-    r = measure.parse_ping(out_text)
+    r = ping.parse_ping(out_text)
     assert r.transmitted == 1000 and r.received == 1000, out_text[-300:]
 
 
 def test_telemetry_serves_the_counters(run_link, bed_up):
     link = run_link("delay 1ms", "")
-    r = measure.ping(bed_up, count=50, interval=0.01)
+    r = ping.ping(bed_up, count=50, interval=0.01)
     assert r.received == 50
     time.sleep(0.05)
     tel = control.telemetry_path(bed_up.file_prefix)

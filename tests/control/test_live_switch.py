@@ -15,9 +15,12 @@ import math
 import time
 import warnings
 
-from lckit import (BED, MAX_STALLED, Change, CpuWatch, Noise, Reference, Stream, classify,
-                   late_allowance, linkemu, off_the_lcore, require_quiet, wait_for)
-from linkemu import control, measure
+from kit import CpuWatch, linkemu, require_quiet, suite_bed
+from lckit import (MAX_STALLED, Change, Noise, Reference, Stream, classify, late_allowance, off_the_lcore, wait_for)
+from linkemu.daemon import control
+from linkemu.instruments import ping
+
+BED = suite_bed(__file__)
 
 MS = 1_000_000
 RATE = 10_000          # pps: sustained without loss on the 2-CPU test VM (owdprobe, one
@@ -33,7 +36,7 @@ MBUF_SLACK = 256
 
 
 def _mbufs_at_rest(bed, client) -> int | None:
-    measure.ping(bed, count=20, interval=0.005)
+    ping.ping(bed, count=20, interval=0.005)
     time.sleep(0.1)
     return client.stats().get("mempool_in_use")
 
@@ -326,7 +329,7 @@ def test_run_with_a_scenario(bed_up, control_bin, tmp_path):
         wait_for(finished, 10, "the scenario to finish")
         show = json.loads(linkemu("ctl", "--bed", BED, "show", "--json").stdout)
         assert show == {"a2b": "delay 4ms", "b2a": "delay 1ms"}
-        from linkemu import procs
+        from linkemu.bed import procs
         wait_for(lambda: not procs.pid_alive(pid), 5, "the player to exit")
     finally:
         stop = linkemu("stop", "--bed", BED, "--json")
@@ -355,7 +358,7 @@ def _log(bed_name: str = BED) -> dict | None:
 
 
 def test_a_detached_player_ends_with_the_daemon(bed_up, control_bin, tmp_path):
-    from linkemu import procs
+    from linkemu.bed import procs
     f = tmp_path / "long.toml"
     f.write_text(LONG)
     (control.socket_path(BED).parent / "scenario.json").unlink(missing_ok=True)
@@ -371,7 +374,7 @@ def test_foreground_run_with_a_scenario_stops_on_ctrl_c(bed_up, control_bin, tmp
     import signal
     import subprocess
     import sys
-    from lckit import cli_env
+    from kit import cli_env
     f = tmp_path / "long.toml"
     f.write_text(LONG)
     (control.socket_path(BED).parent / "scenario.json").unlink(missing_ok=True)

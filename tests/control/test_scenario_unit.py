@@ -14,9 +14,9 @@ import time
 import pytest
 
 from fakedaemon import FakeDaemon, check_grammar
-from linkemu import scenario
-from linkemu.control import ControlClient, ControlClosed, DaemonRefused
-from linkemu.scenario import ScenarioError, parse_csv, parse_time, parse_toml
+from linkemu.daemon import scenario
+from linkemu.daemon.control import ControlClient, ControlClosed, DaemonRefused
+from linkemu.daemon.scenario import ScenarioError, parse_csv, parse_time, parse_toml
 
 GOOD = """\
 description = "5G uplink degrades to 4G at 10 s"

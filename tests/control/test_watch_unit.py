@@ -6,7 +6,7 @@ import io
 import json
 
 from fakedaemon import stats_object
-from linkemu import watch
+from linkemu.daemon import watch
 
 
 def snapshots():

@@ -12,14 +12,19 @@ import time
 
 import pytest
 
-from conftest import BED, cli_env, leftovers, linkemu
-from linkemu.lab import instruments, results
+from kit import cli_env, leftovers, linkemu, require_alone, suite_bed
+from linkemu.bed import cpus
+from linkemu.instruments import iperf3, owd
+from linkemu.lab import results
 
-pytestmark = pytest.mark.needs_root
+BED = suite_bed(__file__)
+
+# Every test here runs on (or must leave nothing of) the suite's bed.
+pytestmark = pytest.mark.usefixtures("bed_session")
 
 
 @pytest.fixture(scope="module")
-def delay_run(built, tmp_path_factory):
+def delay_run(tools, tmp_path_factory):
     d = tmp_path_factory.mktemp("delay")
     out, html = d / "dp.json.gz", d / "dp.html"
     cp = linkemu("lab", "delay-precision", "--quick", "--bed", BED, "-o", str(out),
@@ -29,7 +34,7 @@ def delay_run(built, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def loss_run(built, tmp_path_factory):
+def loss_run(tools, tmp_path_factory):
     d = tmp_path_factory.mktemp("loss")
     out, html = d / "la.json", d / "la.html"
     cp = linkemu("lab", "loss-accuracy", "--quick", "--bed", BED, "-o", str(out),
@@ -41,7 +46,7 @@ def loss_run(built, tmp_path_factory):
 # --- delay-precision ----------------------------------------------------------------
 
 def test_delay_leaves_nothing(delay_run):
-    assert leftovers() == []
+    assert leftovers(BED) == []
 
 
 def test_delay_results_file_and_report(delay_run, tmp_path):
@@ -53,7 +58,7 @@ def test_delay_results_file_and_report(delay_run, tmp_path):
     assert html.count("data:image/png;base64,") >= 6 and "Table 2 - DEMU" in html
     # the raw samples beside the results file are the ones the run summarised
     r = res["runs"][0]
-    a = instruments.read_samples(delay_run["path"].parent / r["samples"]["file"])
+    a = owd.read_samples(delay_run["path"].parent / r["samples"]["file"])
     assert a.size == r["stats_ns"]["count"] == r["samples"]["records"]
     # and the file renders again, alone, with `linkemu report`
     cp = linkemu("report", str(delay_run["path"]), "-o", str(tmp_path / "again.html"))
@@ -62,10 +67,10 @@ def test_delay_results_file_and_report(delay_run, tmp_path):
 
 def test_delay_noise_floor_measured_on_the_daemon_cpu(delay_run):
     nf = delay_run["res"]["metadata"]["noise_floor"]
-    assert nf["daemon_cpu"]["cpu"] == instruments.daemon_cpu()
+    assert nf["daemon_cpu"]["cpu"] == cpus.daemon_cpu()
     assert nf["daemon_cpu"]["reads"] > 1_000_000
-    if instruments.tool_cpu_list():
-        assert nf["tool_cpu"]["cpu"] == instruments.tool_cpu_list()[0]
+    if cpus.tool_cpu_list():
+        assert nf["tool_cpu"]["cpu"] == cpus.tool_cpu_list()[0]
 
 
 def test_delay_never_early_and_accounted(delay_run):
@@ -116,7 +121,7 @@ def test_delay_reproduction_error_within_noise_bound(delay_run):
 # --- loss-accuracy ---------------------------------------------------------------------
 
 def test_loss_leaves_nothing(loss_run):
-    assert leftovers() == []
+    assert leftovers(BED) == []
 
 
 def test_loss_at_one_percent_inside_wilson(loss_run):
@@ -126,6 +131,7 @@ def test_loss_at_one_percent_inside_wilson(loss_run):
     loss is the model's, which is checked first; over seeds, a correct
     Bernoulli model would fail it 1 % of the time."""
     r = [r for r in loss_run["res"]["runs"] if r["specified"] == 1e-2][0]
+    require_alone(r, "loss at 1e-2")
     assert r["non_model_losses"] == 0, r["problems"]
     assert r["lost"] == r["model_drops"] > 0
     c = r["check"]
@@ -139,12 +145,14 @@ def test_loss_at_one_percent_inside_wilson(loss_run):
 
 def test_loss_zero_loses_nothing(loss_run):
     r = [r for r in loss_run["res"]["runs"] if r["specified"] == 0][0]
+    assert r["model_drops"] == 0
+    require_alone(r, "no loss at 0")
     assert r["lost"] == 0 and r["model_drops"] == 0 and r["check"]["pass"]
 
 
 def test_loss_tcp_and_ge_recorded(loss_run):
     res = loss_run["res"]
-    ccs = [c for c in ("cubic", "bbr") if c in instruments.available_ccs()]
+    ccs = [c for c in ("cubic", "bbr") if c in iperf3.available_ccs()]
     assert {t["cc"] for t in res["tcp"]} == set(ccs)
     for t in res["tcp"]:
         assert t["mbit_s"] > 0 and len(t["snd_cwnd"]) >= 10
@@ -179,10 +187,10 @@ def test_lab_bad_options_refused_before_anything(args, words):
     assert "Traceback" not in cp.stderr
     for w in words:
         assert w in cp.stderr, cp.stderr
-    assert leftovers() == []
+    assert leftovers(BED) == []
 
 
-def test_lab_interrupted_leaves_nothing(built, tmp_path):
+def test_lab_interrupted_leaves_nothing(tools, tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "linkemu", "lab", "delay-precision", "--quick",
                           "--bed", BED, "--noise-seconds", "0.2", "-o",
                           str(tmp_path / "x.json")],
@@ -201,5 +209,5 @@ def test_lab_interrupted_leaves_nothing(built, tmp_path):
             p.kill()
             p.wait()
     assert p.returncode == 1
-    assert leftovers() == []
+    assert leftovers(BED) == []
     assert not (tmp_path / "x.json").exists()

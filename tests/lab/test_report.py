@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import linkemu
+from kit import linkemu
 from linkemu.lab import delay_precision as dp
 from linkemu.lab import loss_accuracy as la
 from linkemu.lab import analysis, results

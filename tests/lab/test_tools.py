@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from conftest import bed_usable
-from linkemu import netns
+from kit import bed_usable, need
+from linkemu.bed import netns
 
 NS = "lb-lo"
 ADDR = "198.18.7.1"
@@ -50,8 +50,8 @@ def run(tool, *args, timeout=30):
     (["recv", "--bind", "198.18.0.2", "--idle", "0"], ["--idle '0'"]),
     (["bounce"], ["unknown mode 'bounce'"]),
 ])
-def test_owdprobe_bad_arguments(built, args, words):
-    cp = run(built["owdprobe"], *args)
+def test_owdprobe_bad_arguments(tools, args, words):
+    cp = run(tools["owdprobe"], *args)
     assert cp.returncode == 2, (cp.returncode, cp.stdout, cp.stderr)
     assert cp.stdout == ""
     assert cp.stderr.startswith("owdprobe: ")
@@ -59,8 +59,8 @@ def test_owdprobe_bad_arguments(built, args, words):
         assert w in cp.stderr, cp.stderr
 
 
-def test_owdprobe_help(built):
-    cp = run(built["owdprobe"], "--help")
+def test_owdprobe_help(tools):
+    cp = run(tools["owdprobe"], "--help")
     assert cp.returncode == 0 and "--ip-len" in cp.stdout and "--rx-clock" in cp.stdout
 
 
@@ -70,15 +70,15 @@ def test_owdprobe_help(built):
     (["--cpu", "0", "--seconds", "0"], ["--seconds '0'"]),
     (["--cpu", "0", "--bogus"], ["unknown argument '--bogus'"]),
 ])
-def test_noisefloor_bad_arguments(built, args, words):
-    cp = run(built["noisefloor"], *args)
+def test_noisefloor_bad_arguments(tools, args, words):
+    cp = run(tools["noisefloor"], *args)
     assert cp.returncode == 2
     for w in words:
         assert w in cp.stderr
 
 
-def test_noisefloor_runs(built):
-    cp = run(built["noisefloor"], "--cpu", "0", "--seconds", "0.2")
+def test_noisefloor_runs(tools):
+    cp = run(tools["noisefloor"], "--cpu", "0", "--seconds", "0.2")
     assert cp.returncode == 0, cp.stderr
     out = json.loads(cp.stdout)
     assert out["cpu"] == 0 and out["ran_on_cpu"] == 0
@@ -94,8 +94,7 @@ def test_noisefloor_runs(built):
 @pytest.fixture
 def loopback_ns():
     """A private namespace with 198.18.7.1 on lo (MTU 1500), removed after."""
-    if not bed_usable()[0]:
-        pytest.skip(bed_usable()[1])
+    need(*bed_usable())
     netns.ns_del(NS)
     netns.ns_add(NS)
     try:
@@ -127,13 +126,13 @@ def _pair(tool, ns, recv_args, send_args, timeout=30):
 
 
 @pytest.mark.needs_root
-def test_owdprobe_loopback_46_and_samples(built, loopback_ns, tmp_path):
+def test_owdprobe_loopback_46_and_samples(tools, loopback_ns, tmp_path):
     """46-byte frames (18 B of payload carry the whole header), paced at
     20 kpps: every frame arrives once, in order, with a kernel timestamp;
     the binary samples hold exactly what the summary counted."""
-    from linkemu.lab.instruments import read_samples
+    from linkemu.instruments.owd import read_samples
     samples = tmp_path / "s.owd"
-    snd, rcv, err = _pair(built["owdprobe"], loopback_ns,
+    snd, rcv, err = _pair(tools["owdprobe"], loopback_ns,
                           ["--count", "4000", "--run-id", "9", "--samples", str(samples)],
                           ["--ip-len", "46", "--pps", "20000", "--count", "4000", "--run-id", "9"])
     assert snd.returncode == 0, snd.stderr
@@ -154,11 +153,11 @@ def test_owdprobe_loopback_46_and_samples(built, loopback_ns, tmp_path):
 
 
 @pytest.mark.needs_root
-def test_owdprobe_loss_reorder_dup_accounting(built, loopback_ns, tmp_path):
+def test_owdprobe_loss_reorder_dup_accounting(tools, loopback_ns, tmp_path):
     """Expected 3000 but only 2000 sent: 1000 lost at the tail (the final
     run is censored, so no loss run is counted); CSV samples."""
     samples = tmp_path / "s.csv"
-    snd, rcv, err = _pair(built["owdprobe"], loopback_ns,
+    snd, rcv, err = _pair(tools["owdprobe"], loopback_ns,
                           ["--count", "3000", "--samples", str(samples),
                            "--samples-format", "csv"],
                           ["--ip-len", "1500", "--bitrate", "120M", "--count", "2000"])
@@ -173,8 +172,8 @@ def test_owdprobe_loss_reorder_dup_accounting(built, loopback_ns, tmp_path):
 
 
 @pytest.mark.needs_root
-def test_owdprobe_refuses_frames_above_mtu(built, loopback_ns):
-    cp = subprocess.run(netns.ns_exec_argv(loopback_ns, [str(built["owdprobe"]), "send", "--dst",
+def test_owdprobe_refuses_frames_above_mtu(tools, loopback_ns):
+    cp = subprocess.run(netns.ns_exec_argv(loopback_ns, [str(tools["owdprobe"]), "send", "--dst",
                                                          ADDR, "--ip-len", "9000", "--pps", "10",
                                                          "--count", "1"]),
                         capture_output=True, text=True, timeout=10)
@@ -183,9 +182,9 @@ def test_owdprobe_refuses_frames_above_mtu(built, loopback_ns):
 
 
 @pytest.mark.needs_root
-def test_owdprobe_max_rate_duration(built, loopback_ns):
+def test_owdprobe_max_rate_duration(tools, loopback_ns):
     """--max --duration: as fast as it can for 0.3 s, and says how fast that was."""
-    snd, rcv, err = _pair(built["owdprobe"], loopback_ns, [],
+    snd, rcv, err = _pair(tools["owdprobe"], loopback_ns, [],
                           ["--ip-len", "64", "--max", "--duration", "0.3"])
     assert snd.returncode == 0, snd.stderr
     s = json.loads(snd.stdout)

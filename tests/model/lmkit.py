@@ -1,10 +1,6 @@
-"""Helpers of the link-model tests (bed "lm"): the CLI, runs of linkemud,
-the per-datagram probe (lmprobe.py), and the statistics the bounds use.
-
-tests/model is a package (model.conftest, model.lmkit), so that `pytest
-tests/integration tests/model` in one session never hands another
-directory's `from conftest import ...` our conftest.
-"""
+"""Helpers of the link-model tests: the per-datagram probe (lmprobe.py),
+traffic of other kinds, and the statistics the bounds use (the bed, the
+CLI, runs of linkemud and their books are the kit's: tests/kit)."""
 
 from __future__ import annotations
 
@@ -17,16 +13,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kit import REPO, linkemu
+from linkemu.bed import netns
+from linkemu.bed.cpus import tool_cpus
+from linkemu.bed.testbed import Bed
+from linkemu.errors import LinkemuError
+from linkemu.instruments.iperf3 import iperf3_run
+
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from linkemu import netns  # noqa: E402
-from linkemu.cpus import tool_cpus  # noqa: E402
-from linkemu.errors import LinkemuError  # noqa: E402
-from linkemu.testbed import Bed  # noqa: E402
-
-BED = "lm"
 PROFILE_DIR = REPO / "profiles"
 DIST_DIR = PROFILE_DIR / "dist"
 NETEM_DIST_SCALE = 8192
@@ -40,96 +34,12 @@ def traces_dir() -> Path | None:
     return None
 
 
-def cli_env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO / "python") + (os.pathsep + env["PYTHONPATH"]
-                                                 if env.get("PYTHONPATH") else "")
-    return env
-
-
-def linkemu(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """`linkemu ARGS` as a user runs it; never raises on exit codes."""
-    return subprocess.run([sys.executable, "-m", "linkemu", *args], capture_output=True,
-                          text=True, timeout=timeout, env=cli_env())
-
-
-# --- the daemon's final counters ---------------------------------------------------------
-
-def conservation(final: dict, classes: bool = True) -> list[str]:
-    """What must hold after every stopped run, per direction and per class:
-    rx + dup == tx + dropped_total + in_flight, nothing left in flight,
-    dropped_total the sum of its causes, classes adding up to the direction
-    (classes=False: the directions only)."""
-    bad = []
-    for name in ("a2b", "b2a"):
-        d = final["directions"][name]
-        if d["in_flight"] != 0:
-            bad.append(f"{name}: {d['in_flight']} frames in flight after stop")
-        if sum(d["dropped"].values()) != d["dropped_total"]:
-            bad.append(f"{name}: dropped_total {d['dropped_total']} != sum {d['dropped']}")
-        if d["rx"] + d["dup"] != d["tx"] + d["dropped_total"] + d["in_flight"]:
-            bad.append(f"{name}: rx {d['rx']} + dup {d['dup']} != tx {d['tx']} + dropped "
-                       f"{d['dropped_total']} + in_flight {d['in_flight']}")
-        classes_ = (d.get("classes") or []) if classes else []
-        for c in classes_:
-            if c["rx"] + c["dup"] != c["tx"] + sum(c["dropped"].values()) + c["in_flight"]:
-                bad.append(f"{name}: class {c['name']} not conserved: {c}")
-        if classes_:
-            for key in ("rx", "tx", "dup", "in_flight"):
-                if sum(c[key] for c in classes_) != d[key]:
-                    bad.append(f"{name}: classes' {key} add up to "
-                               f"{sum(c[key] for c in classes_)}, direction has {d[key]}")
-            for cause, n in d["dropped"].items():
-                if cause in ("ring_full", "tx_refused", "malformed"):
-                    continue        # the data plane's causes may sit outside any class
-                if sum(c["dropped"].get(cause, 0) for c in classes_) != n:
-                    bad.append(f"{name}: classes' {cause} drops do not add up to {n}")
-            for ev, n in d["events"].items():
-                if sum(c["events"].get(ev, 0) for c in classes_) != n:
-                    bad.append(f"{name}: classes' {ev} events do not add up to {n}")
-    if final.get("conserved") is not True:
-        bad.append(f"the daemon reports conserved={final.get('conserved')}")
-    return bad
-
-
 def cls(direction: dict, name: str) -> dict:
+    """The class `name` of a direction's final counters."""
     for c in direction["classes"]:
         if c["name"] == name:
             return c
     raise KeyError(f"no class {name} in {[c['name'] for c in direction['classes']]}")
-
-
-class Link:
-    """One linkemud run on the bed, started with `linkemu run --detach`."""
-
-    def __init__(self, bed: Bed, a2b: str | None, b2a: str | None, extra: tuple[str, ...]):
-        """a2b/b2a None: the option is left out (e.g. to take a --profile's)."""
-        self.bed, self.a2b, self.b2a, self.extra = bed, a2b, b2a, extra
-        self.final: dict | None = None
-        links = [w for opt, v in (("--a2b", a2b), ("--b2a", b2a)) if v is not None
-                 for w in (opt, v)]
-        cp = linkemu("run", "--bed", bed.name, *links, "--detach", *extra)
-        if cp.returncode != 0:
-            raise AssertionError(f"linkemu run --a2b {a2b!r} --b2a {b2a!r} {' '.join(extra)} "
-                                 f"failed ({cp.returncode}): {cp.stderr.strip()}")
-
-    def stop_unchecked(self) -> dict:
-        """Stop and return the final JSON without the conservation checks
-        (for a test that checks one thing itself, to say what is wrong)."""
-        if self.final is None:
-            cp = linkemu("stop", "--bed", self.bed.name, "--json")
-            assert cp.stdout.strip(), f"stop failed ({cp.returncode}): {cp.stderr}"
-            self.final = json.loads(cp.stdout)
-        return self.final
-
-    def stop(self) -> dict:
-        """Stop; the final JSON, after checking conservation (every run)."""
-        fresh = self.final is None
-        final = self.stop_unchecked()
-        if fresh:
-            bad = conservation(final)
-            assert not bad, "after stop: " + "; ".join(bad)
-        return final
 
 
 # --- the probe ----------------------------------------------------------------------------
@@ -165,7 +75,7 @@ class ProbeRun:
 
     @property
     def reordered(self) -> int:
-        """As linkemu.probe counts it: datagrams that arrived after one sent
+        """As linkemu.instruments.pyprobe counts it: datagrams that arrived after one sent
         later than them (first copies only)."""
         top, n = -1, 0
         seen = set()
@@ -352,57 +262,11 @@ def correlated_chance(p: float, rho: float, n: int) -> tuple[float, float, float
     return mu, var, after
 
 
-def on_time(final: dict, direction: str = "a2b", p99_us: float | None = 1000.0,
-            p50_us: float = 100.0) -> dict:
-    """The data plane's own lateness (emulation error) for a direction,
-    checked: timing tests compare one-way delays with the model's, which
-    only works if frames left at their deadlines. A median above p50_us or
-    a p99 above p99_us means the daemon's CPU was taken (typically another
-    linkemud polling the same CPU): the test fails saying so, rather than
-    blaming the model. (Quiet, the bed gives p50 ~1 us, p99 ~10-60 us.)"""
-    e = final["directions"][direction]["emulation_error_ns"]
-    late = e["p50"] > p50_us * 1000 or (p99_us is not None and e["p99"] > p99_us * 1000)
-    assert not late, (
-        f"{direction}: linkemud sent late (emulation error p50 {e['p50'] / 1e3:.0f} us, "
-        f"p99 {e['p99'] / 1e3:.0f} us, max {e['max'] / 1e3:.0f} us): the machine is too busy "
-        f"for a timing test (another linkemud polling CPU 1?)")
-    return e
-
-
 def iperf3(bed: Bed, seconds: int, port: int, *client_args: str) -> dict:
     """iperf3 client in src (extra client_args, e.g. -w 4M), one-off server
     in dst, both on the tool CPUs; returns the client's -J output."""
-    import time as _time
-    server = subprocess.Popen(netns.ns_exec_argv(bed.ns_dst, cpus=tool_cpus(), cmd=[
-        "iperf3", "-s", "-1", "-p", str(port), "-B", bed.addr_dst]),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = _time.monotonic() + 10
-        while True:
-            if server.poll() is not None:
-                raise LinkemuError(f"iperf3 server exited: {server.stderr.read().strip()}")
-            cp = netns.ns_run(bed.ns_dst, ["ss", "-ltnH", f"sport = :{port}"], check=False)
-            if cp.stdout.strip():
-                break
-            if _time.monotonic() > deadline:
-                raise LinkemuError(f"iperf3 server not listening on {port}")
-            _time.sleep(0.05)
-        cp = netns.ns_run(bed.ns_src, cpus=tool_cpus(), cmd=[
-            "iperf3", "-c", bed.addr_dst, "-p", str(port), "-t", str(seconds), "-J",
-            *client_args], check=False, timeout=seconds + 60)
-        out = json.loads(cp.stdout)
-        if out.get("error"):
-            raise LinkemuError(f"iperf3: {out['error']}")
-        return out
-    finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(5)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        server.stderr.close()
+    return iperf3_run(bed, ["-t", str(seconds), *client_args], seconds, port,
+                      tool_cpus(), tool_cpus())
 
 
 def raw_frames(bed: Bed, count: int, port: int, tags: list[tuple[int, int]]) -> None:

@@ -1,7 +1,7 @@
 """The model tests' instrument: a sequenced UDP sender and a receiver that
 keeps every datagram (sequence number, send time, kernel receive time, TOS).
 
-linkemu.probe reports counts; the model tests need each datagram: which
+linkemu.instruments.pyprobe reports counts; the model tests need each datagram: which
 sequence numbers were lost (seed, drop-head vs drop-tail), when each one
 arrived (slots, rate, traces) and the IP TOS byte it arrived with (ECN).
 

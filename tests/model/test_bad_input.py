@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from .lmkit import BED, linkemu
+from kit import linkemu, suite_bed
 
-from linkemu import paths, procs, testbed
+from linkemu.bed import paths, procs, testbed
+
+BED = suite_bed(__file__)
 
 
 def _run_fails(a2b: str) -> str:

@@ -5,10 +5,12 @@ prefixes, ether, vlan (single and double tags)."""
 
 from __future__ import annotations
 
-from .lmkit import cls, on_time, probe, raw_frames
+from kit import on_time
 
-from linkemu import measure
-from linkemu.stats import percentile
+from .lmkit import cls, probe, raw_frames
+
+from linkemu.instruments import ping
+from linkemu.instruments.stats import percentile
 
 # The probe's OWD is the emulated delay plus the path (tens of us) plus the
 # data plane's lateness, whose median on_time() bounds (100 us); 1 ms of
@@ -28,7 +30,7 @@ def _near(x: float, want: float) -> bool:
 def test_icmp_class(bed, run_link):
     pings, n = 20, 200
     link = run_link("delay 20ms ; class icmp match proto icmp : delay 2ms", "")
-    pr = measure.ping(bed, count=pings, interval=0.05)
+    pr = ping.ping(bed, count=pings, interval=0.05)
     r = probe(bed, count=n, rate=1000, port=9170)
     final = link.stop()
     on_time(final, p99_us=None)       # medians: a few late frames do not matter

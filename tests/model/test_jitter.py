@@ -16,7 +16,9 @@ from collections import Counter
 
 import pytest
 
-from .lmkit import DIST_DIR, dist_table, lag1, mean, on_time, probe, sd, table_moments
+from kit import on_time
+
+from .lmkit import DIST_DIR, dist_table, lag1, mean, probe, sd, table_moments
 
 D_MS, J_MS = 30.0, 6.0
 N, RATE = 3000, 1500.0

@@ -7,7 +7,9 @@ import math
 
 import pytest
 
-from .lmkit import correlated_chance, live_stats, on_time, probe
+from kit import on_time
+
+from .lmkit import correlated_chance, live_stats, probe
 
 N, RATE = 3000, 2000.0
 

@@ -8,15 +8,20 @@ import subprocess
 
 import pytest
 
-from .lmkit import BED, DIST_DIR, dist_table, linkemu, on_time, table_moments
+from kit import linkemu, on_time, suite_bed
 
-from linkemu import measure, paths
+from .lmkit import DIST_DIR, dist_table, table_moments
+
+from linkemu.bed import paths
+from linkemu.instruments import ping
+
+BED = suite_bed(__file__)
 
 SHIPPED = ["dc-10g", "geo-satellite", "lfp-tokyo-kyoto-ds3", "lte-uplink", "nr5g-uplink",
            "transpacific"]
 
 
-def test_profile_list_and_check():
+def test_profile_list_and_check(linkemud_bin):
     cp = linkemu("profile", "list")
     assert cp.returncode == 0, cp.stderr
     names = [line.split()[0] for line in cp.stdout.splitlines() if line.strip()]
@@ -55,7 +60,7 @@ def test_bad_profile_files(tmp_path, case):
         assert "Traceback" not in out, out
 
 
-def test_bad_grammar_in_a_profile(tmp_path):
+def test_bad_grammar_in_a_profile(tmp_path, linkemud_bin):
     f = tmp_path / "badlink.toml"
     f.write_text(GOOD.replace("{name}", "badlink").replace('link = "delay 10ms"\n[b2a]',
                                                             'link = "delay 10xs"\n[b2a]'))
@@ -94,7 +99,7 @@ PING_BYTES = 98                 # 56 bytes of data + ICMP 8 + IP 20 + Ethernet 1
 def test_run_lte_uplink_profile(bed, run_link, path_owd):
     a2b, b2a = _profile_links("lte-uplink")
     link = run_link(None, None, "--profile", "lte-uplink")
-    pr = measure.ping(bed, count=PINGS, interval=INTERVAL)
+    pr = ping.ping(bed, count=PINGS, interval=INTERVAL)
     final = link.stop()
     on_time(final, "a2b")
     on_time(final, "b2a")
@@ -126,7 +131,7 @@ def test_run_lte_uplink_profile(bed, run_link, path_owd):
 def test_run_profile_with_a_direction_overridden(bed, run_link, path_owd):
     _, b2a = _profile_links("lte-uplink")
     link = run_link("delay 5ms", None, "--profile", "lte-uplink")
-    pr = measure.ping(bed, count=PINGS, interval=INTERVAL)
+    pr = ping.ping(bed, count=PINGS, interval=INTERVAL)
     final = link.stop()
     on_time(final, "a2b")
     on_time(final, "b2a")

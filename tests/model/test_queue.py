@@ -9,11 +9,14 @@ import threading
 
 import pytest
 
-from .lmkit import frame_len, iperf3, on_time, probe
+from kit import on_time
 
-from linkemu import measure, netns
-from linkemu.cpus import tool_cpus
-from linkemu.stats import percentile
+from .lmkit import frame_len, iperf3, probe
+
+from linkemu.bed import netns
+from linkemu.bed.cpus import tool_cpus
+from linkemu.instruments.iperf3 import iperf3_tcp_summary
+from linkemu.instruments.stats import percentile
 
 PAYLOAD = 1000                 # 1042-byte frames
 FRAME = frame_len(PAYLOAD)
@@ -131,7 +134,7 @@ def _tcp_with_ping(bed, seconds: int = 6, ping_start: float = 2.5, pings: int = 
         raise res["error"]
     rtts = [float(m) for m in re.findall(r"time=([0-9.]+) ms", cp.stdout)]
     assert len(rtts) >= pings // 2, cp.stdout[-500:]
-    return measure.iperf3_tcp_summary(res["iperf"])["mbit_s"], rtts
+    return iperf3_tcp_summary(res["iperf"])["mbit_s"], rtts
 
 
 def test_codel_bounds_the_queueing_delay(bed, run_link):

@@ -8,7 +8,9 @@ import math
 
 import pytest
 
-from .lmkit import conservation, mean, on_time, probe
+from kit import conservation, on_time
+
+from .lmkit import mean, probe
 
 OPPORTUNITY = 1500 - 42        # UDP payload of a 1500-byte frame: one opportunity each
 

@@ -9,7 +9,7 @@ import pytest
 
 from .lmkit import frame_len, pearson, probe, traces_dir
 
-from linkemu import measure
+from linkemu.instruments import iperf3
 
 
 def test_tcp_through_rate_45mbit(bed, run_link):
@@ -21,9 +21,9 @@ def test_tcp_through_rate_45mbit(bed, run_link):
     # above 45 the rate is not enforced; below 40 the serializer wastes
     # capacity (or the queue makes TCP collapse).
     link = run_link("rate 45mbit", "")
-    out = measure.iperf3(bed, seconds=5, port=5301)
+    out = iperf3.iperf3(bed, seconds=5, port=5301)
     final = link.stop()
-    got = measure.iperf3_tcp_summary(out)["mbit_s"]
+    got = iperf3.iperf3_tcp_summary(out)["mbit_s"]
     print(f"iperf3 TCP through rate 45mbit: {got:.2f} Mbit/s (receiver)")
     assert 40.0 <= got <= 45.0, f"TCP goodput {got:.2f} Mbit/s not in [40, 45]"
     a2b = final["directions"]["a2b"]

@@ -25,7 +25,7 @@ static uint64_t rnd_for(uint64_t k, uint64_t n)
 static void arithmetic(void)
 {
 	int16_t v[3] = { -8192, 4096, 1 };
-	struct le_dist_table t = { 3, v };
+	struct le_dist_table t = { 3, v, NULL };
 
 	CHECK_EQ_U64(le_tabledist(1000, 0, 12345, &t), 1000);             /* no jitter: mu */
 	CHECK(le_tabledist(1000000, 100000, rnd_for(0, 3), &t) == 1000000 - 100000); /* entry 0: -1 sigma */
@@ -41,7 +41,7 @@ static void arithmetic(void)
 	/* rounding of the remainder half away from zero, for both signs:
 	 * sigma 12288 = 8192 + 4096, t = 3: 3 + (4096*3 + 4096)/8192 = 3 + 2 = 5 */
 	int16_t w[2] = { 3, -3 };
-	struct le_dist_table u = { 2, w };
+	struct le_dist_table u = { 2, w, NULL };
 	CHECK(le_tabledist(0, 12288, rnd_for(0, 2), &u) == 5);
 	CHECK(le_tabledist(0, 12288, rnd_for(1, 2), &u) == -5);
 }
@@ -349,6 +349,47 @@ static void correlated_jitter(void)
 	le_jitter_free(&js);
 }
 
+/* The jittered deadline, exactly, for a fixed seed: the link draws the
+ * jitter stream of (seed, direction, class 0) once per frame and applies
+ * netem's uniform formula mu - sigma + floor(u * 2 sigma / 2^64); checked
+ * against a stream seeded here, and the first deadlines pinned as numbers
+ * (a change of generator, stream identity or formula shows). */
+static void exact_deadlines(void)
+{
+	struct le_link_config c;
+	struct le_link l;
+	struct fakes fk;
+	struct le_rng r;
+	struct le_frame out[64];
+	char err[LE_ERR_MAX];
+	le_ns_t dl[50] = { 0 };
+	const le_ns_t mu = 10 * LE_NS_PER_MS, sigma = 4 * LE_NS_PER_MS;
+	static const le_ns_t pinned[3] = { 8042505, 10964833, 6306454 };
+
+	fk_init(&fk, 0);
+	CHECK(le_config_parse("delay 10ms 4ms seed 42", &c, err, sizeof(err)) == 0, "%s", err);
+	if (le_link_init_ops(&l, &c, LE_DIR_B2A, 0, 1, &fk.ops, err, sizeof(err)) < 0) {
+		CHECK(0, "%s", err);
+		return;
+	}
+	for (int i = 0; i < 50; i++)
+		le_link_offer(&l, fk_new(&fk, 100), 100, (le_ns_t)i * 1000);
+	for (unsigned n; (n = le_link_dequeue(&l, LE_NS_PER_S, out, 64)) > 0;)
+		for (unsigned j = 0; j < n; j++)
+			dl[fk_idx(out[j].handle)] = out[j].deadline;
+	le_rng_seed(&r, 42, LE_DIR_B2A, LE_STREAM_JITTER);
+	for (int i = 0; i < 50; i++) {
+		uint64_t u = le_rng_u64(&r);
+		le_ns_t want = (le_ns_t)i * 1000 + mu - sigma +
+			       (le_ns_t)(((unsigned __int128)u * (2 * sigma)) >> 64);
+		CHECK_EQ_U64(dl[i], want);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK(dl[i] == pinned[i], "frame %d: %llu", i, (unsigned long long)dl[i]);
+	le_link_free(&l);
+	fk_fini(&fk);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -361,5 +402,6 @@ int main(int argc, char **argv)
 	netem_mode_reorders();
 	noreorder_mode();
 	correlated_jitter();
+	exact_deadlines();
 	return mt_summary();
 }

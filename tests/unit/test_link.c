@@ -325,12 +325,12 @@ static void init_errors(void)
 	CHECK(le_config_parse("limit 100", &c, err, sizeof(err)) == 0);
 	CHECK(le_link_init_ops(&l, &c, LE_DIR_A2B, 0, 1, &fk.ops, err, sizeof(err)) == 0, "%s", err);
 	CHECK_EQ_U64(l.line.capacity, 2048);
-	CHECK_EQ_U64(l.queue.capacity, 0);
+	CHECK_EQ_U64(le_queue_capacity(&l.queue), 0);
 	le_link_free(&l);
 	CHECK(le_config_parse("limit 100000 rate 1gbit", &c, err, sizeof(err)) == 0);
 	CHECK(le_link_init_ops(&l, &c, LE_DIR_A2B, 0, 1, &fk.ops, err, sizeof(err)) == 0, "%s", err);
 	CHECK_EQ_U64(l.line.capacity, 131072);
-	CHECK_EQ_U64(l.queue.capacity, 131072);
+	CHECK_EQ_U64(le_queue_capacity(&l.queue), 131072);
 	CHECK(!l.line.ordered);
 	le_link_free(&l);
 	CHECK(le_config_parse("delay 1ms 1ms", &c, err, sizeof(err)) == 0);

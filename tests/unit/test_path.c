@@ -209,6 +209,36 @@ static uint32_t build(uint8_t *b, int kind)
 	return len;
 }
 
+/* IPv6's DSCP is the high six bits of the traffic class, which spans the
+ * first two bytes (version 4 bits, traffic class 8, flow label 20). */
+static void ipv6_dscp(void)
+{
+	struct fakes fk;
+	struct le_path p;
+	/* traffic class -> class expected: ef (46), af41 (34), ef with ECN
+	 * bits set, 0, and cs5 (40) which no rule names */
+	static const struct { uint8_t tc; unsigned cls; } want[] = {
+		{ 46 << 2, 1 }, { 34 << 2, 2 }, { 46 << 2 | 3, 1 }, { 0, 0 }, { 40 << 2, 0 },
+	};
+
+	fk_init(&fk, 1);
+	if (make(&p, "delay 5ms ; class ef match ether ipv6 dscp ef : ; class af41 match dscp af41 :", &fk, 1) < 0)
+		return;
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		void *h = fk_new(&fk, 100);
+		uint8_t *b = fk.data[fk_idx(h)];
+		uint32_t len = build(b, F_V6UDP);
+
+		b[14] = (uint8_t)(0x60 | want[i].tc >> 4);
+		b[15] = (uint8_t)((want[i].tc & 0x0f) << 4);
+		fk.len[fk_idx(h)] = len;
+		CHECK(le_path_classify(&p, h, len) == want[i].cls, "traffic class 0x%02x: class %u, want %u",
+		      want[i].tc, le_path_classify(&p, h, len), want[i].cls);
+	}
+	le_path_free(&p);
+	fk_fini(&fk);
+}
+
 /* Frames reach the link of the first rule they match; the others use the
  * default link. The docs' example: control traffic (TCP port 830)
  * unimpaired, everything else 5G-like. */
@@ -378,8 +408,9 @@ static void swap_state(void)
 		CHECK(0, "temp trace");
 	close(fd);
 	fk_init(&fk, 1);
-	/* trace phase: old frames would use the opportunities at 1..8 ms; the
-	 * new path continues the same trace after them. */
+	/* trace phase: old frames use the opportunities at 1..8 ms; the
+	 * new path takes the six still queued over and continues the same
+	 * trace: they leave at 3..8 ms, the new frame at 9 ms. */
 	snprintf(text, sizeof(text), "trace %s", tr);
 	if (make(&a, text, &fk, 1) < 0 || make(&b, text, &fk, 1) < 0)
 		return;
@@ -388,7 +419,7 @@ static void swap_state(void)
 	le_path_dequeue(&a, 2500000, out, 64); /* two have left */
 	le_path_inherit(&b, &a);
 	le_path_enqueue(&b, fk_new(&fk, 1500), 1500, 2500000);
-	CHECK_EQ_U64(le_path_dequeue(&b, 8500000, out, 64), 0);
+	CHECK_EQ_U64(le_path_dequeue(&b, 8500000, out, 64), 6);
 	CHECK_EQ_U64(le_path_dequeue(&b, 9000000, out, 64), 1);
 	le_path_free(&a);
 	le_path_free(&b);
@@ -462,6 +493,7 @@ int main(void)
 	grammar();
 	round_trip();
 	classification();
+	ipv6_dscp();
 	reproducible();
 	swap_rate(1);
 	swap_rate(0);

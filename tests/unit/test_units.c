@@ -107,6 +107,10 @@ static void time_limits(void)
 	CHECK(le_parse_time("18446744073.709551615s", UINT64_MAX, &v, err, sizeof(err)) == 0, "%s", err);
 	CHECK_EQ_U64(v, UINT64_MAX);
 	CHECK(le_parse_time("18446744073.709551616s", UINT64_MAX, &v, err, sizeof(err)) == -1);
+	/* seconds whose product by 10^9 overflows 64 bits */
+	CHECK(le_parse_time("18446744074s", UINT64_MAX, &v, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "'18446744074s' is out of range");
+	CHECK(le_parse_time("18446744074000ms", UINT64_MAX, &v, err, sizeof(err)) == -1);
 	/* max is inclusive */
 	CHECK(le_parse_time("10ns", 10, &v, err, sizeof(err)) == 0);
 	CHECK(le_parse_time("11ns", 10, &v, err, sizeof(err)) == -1);

@@ -19,13 +19,14 @@ histogram belongs to that run alone, and `limit` is sized for D x rate.
 
 from __future__ import annotations
 
-import math
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from linkemu.bed import cpus
 from linkemu.errors import LinkemuError, UsageError
-from linkemu.lab import analysis, instruments, results
+from linkemu.instruments import noisefloor, owd
+from linkemu.lab import analysis, results
 from linkemu.lab.session import LabSession, Progress, limit_for, mbuf_budget
 
 US = 1_000
@@ -119,7 +120,7 @@ def run(o: DelayOptions, out_path: Path) -> dict:
         "high_share_of_max": HIGH_SHARE, "seconds_per_run": o.seconds, "bed": o.bed,
         "pmd": o.pmd or "af_xdp", "direction": "a2b (src -> dst)"})
     samples_dir = results.samples_dir_for(out_path) if o.keep_raw else None
-    prog.step(f"noise floor: CPU {instruments.daemon_cpu()} (daemon's) and tool CPU, "
+    prog.step(f"noise floor: CPU {cpus.daemon_cpu()} (daemon's) and tool CPU, "
               f"{o.noise_seconds:g} s each")
     res["metadata"]["noise_floor"] = measure_noise(o.noise_seconds)
 
@@ -181,12 +182,12 @@ def measure_noise(seconds: float) -> dict:
     """noisefloor on the daemon's CPU and on the first tool CPU, before any
     daemon runs, with each one's stall residual (analysis.stall_residual_ns)."""
     out = {}
-    dcpu = instruments.daemon_cpu()
-    tools = instruments.tool_cpu_list()
+    dcpu = cpus.daemon_cpu()
+    tools = cpus.tool_cpu_list()
     for role, cpu in (("daemon_cpu", dcpu), ("tool_cpu", tools[0] if tools else None)):
         if cpu is None:
             continue
-        nf = instruments.noise_floor(cpu, seconds)
+        nf = noisefloor.noise_floor(cpu, seconds)
         nf["stall_residual_ns"] = round(analysis.stall_residual_ns(nf), 2)
         out[role] = nf
     return out
@@ -196,12 +197,12 @@ def one_run(sess: LabSession, rid: str, size: int, rc: str, pps: float, d: int, 
             limit: int, run_id: int, raw: Path) -> dict:
     import numpy as np
     grammar = f"delay {d}ns limit {limit}"
-    spec = instruments.ProbeSpec(ip_len=size, pps=pps, count=count, run_id=run_id % 65536,
+    spec = owd.ProbeSpec(ip_len=size, pps=pps, count=count, run_id=run_id % 65536,
                                  samples=raw, idle_s=1.0, start_timeout_s=d / S + 10.0)
     with sess.link(grammar) as link:
-        pr = instruments.probe(sess.bed, spec)
+        pr = owd.probe(sess.bed, spec)
     snd, rcv = pr["sender"], pr["receiver"]
-    a = instruments.read_samples(raw)
+    a = owd.read_samples(raw)
     delays = (a["rx_ns"] - a["send_ns"]).astype(np.int64)
     if delays.size == 0:
         raise LinkemuError(f"{rid}: no frame arrived (sender sent {snd.get('sent')})")
@@ -298,7 +299,7 @@ def rate_search(sess: LabSession, size: int, seconds: float, prog: Progress,
 
     def trial(pps: float, rid: int) -> bool:
         count = max(1000, int(pps * seconds))
-        pr = instruments.probe(sess.bed, instruments.ProbeSpec(
+        pr = owd.probe(sess.bed, owd.ProbeSpec(
             ip_len=size, pps=pps, count=count, run_id=rid, samples=None, idle_s=0.5))
         s, r = pr["sender"], pr["receiver"]
         ok = (r["lost"] == 0 and r.get("socket_drops", 0) == 0

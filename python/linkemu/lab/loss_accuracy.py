@@ -25,8 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from linkemu.bed import cpus
 from linkemu.errors import UsageError
-from linkemu.lab import analysis, instruments, results
+from linkemu.instruments import iperf3, owd
+from linkemu.lab import analysis, results
 from linkemu.lab.delay_precision import measure_noise, note_contention, where_lost
 from linkemu.lab.session import LabSession, Progress, limit_for
 
@@ -92,7 +94,7 @@ def run(o: LossOptions, out_path: Path) -> dict:
     o.validate()
     probe_s = o.frames / o.pps + 2.0
     ge_frames = o.ge_frames or o.frames
-    ccs = [c for c in o.ccs if c in instruments.available_ccs()] if o.tcp else []
+    ccs = [c for c in o.ccs if c in iperf3.available_ccs()] if o.tcp else []
     tcp_runs = [(p, c) for p in o.tcp_levels for c in ccs]
     planned = ([o.noise_seconds * 2 + 1] + [probe_s] * len(o.levels)
                + ([ge_frames / o.pps + 2.0] if o.ge else [])
@@ -106,11 +108,11 @@ def run(o: LossOptions, out_path: Path) -> dict:
         "pmd": o.pmd or "af_xdp", "direction": "a2b (src -> dst); b2a unimpaired"})
     res["ge"] = None
     res["tcp"] = []
-    prog.step(f"noise floor: CPU {instruments.daemon_cpu()} (daemon's) and tool CPU, "
+    prog.step(f"noise floor: CPU {cpus.daemon_cpu()} (daemon's) and tool CPU, "
               f"{o.noise_seconds:g} s each")
     res["metadata"]["noise_floor"] = measure_noise(o.noise_seconds)
     missing = [c for c in o.ccs if c not in ccs] if o.tcp else []
-    avail = " ".join(instruments.available_ccs()) or "(unreadable)"
+    avail = " ".join(iperf3.available_ccs()) or "(unreadable)"
     for c in missing:
         res["notes"].append(f"TCP with {c} skipped: the kernel does not offer it "
                             f"(tcp_available_congestion_control: {avail}; loading a module "
@@ -150,10 +152,10 @@ def run(o: LossOptions, out_path: Path) -> dict:
 
 
 def _probe(sess: LabSession, grammar: str, o: LossOptions, frames: int, run_id: int):
-    spec = instruments.ProbeSpec(ip_len=o.ip_len, pps=o.pps, count=frames, run_id=run_id,
+    spec = owd.ProbeSpec(ip_len=o.ip_len, pps=o.pps, count=frames, run_id=run_id,
                                  samples=None, idle_s=1.0, start_timeout_s=10.0)
     with sess.link(grammar) as link:
-        pr = instruments.probe(sess.bed, spec)
+        pr = owd.probe(sess.bed, spec)
     return pr["sender"], pr["receiver"], link
 
 
@@ -243,8 +245,8 @@ def ge_run(sess: LabSession, o: LossOptions, frames: int) -> dict:
 def tcp_run(sess: LabSession, p: float, cc: str, o: LossOptions) -> dict:
     grammar = f"delay 1ms loss {fmt_pct(p)} limit 100000"
     with sess.link(grammar) as link:
-        out = instruments.iperf3_tcp(sess.bed, o.tcp_seconds, cc)
-    ser = instruments.tcp_series(out)
+        out = iperf3.iperf3_tcp(sess.bed, o.tcp_seconds, cc)
+    ser = iperf3.tcp_series(out)
     a2b = link.a2b
     return {"cc": cc, "specified": p, "grammar": grammar, "seconds": o.tcp_seconds, **ser,
             "cwnd_reductions": analysis.cwnd_reductions(ser["snd_cwnd"]),

@@ -24,8 +24,8 @@ import subprocess
 from pathlib import Path
 
 from linkemu import __version__
+from linkemu.bed.paths import repo_root
 from linkemu.errors import LinkemuError
-from linkemu.lab.tools import repo_root
 
 SCHEMA_ID = "linkemu-lab/1"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")

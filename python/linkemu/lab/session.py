@@ -17,10 +17,11 @@ import math
 import sys
 import time
 
-from linkemu import daemon, hugepages, procs, testbed
+from linkemu.bed import hugepages, procs, testbed
+from linkemu.bed.interrupts import interruptible, shielded
+from linkemu.daemon import daemon
+from linkemu.daemon.summary import conservation_problems
 from linkemu.errors import LinkemuError
-from linkemu.interrupts import interruptible, shielded
-from linkemu.summary import conservation_problems
 
 # One mbuf of linkemud's pool: 2,176 B of buffer + struct rte_mbuf (128 B)
 # + mempool header and alignment: ~2.4 KB of hugepage memory per frame held.

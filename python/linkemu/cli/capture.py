@@ -1,0 +1,69 @@
+"""`linkemu capture`: record frames on linkemud's ports (dpdk-dumpcap)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from linkemu.bed import testbed
+from linkemu.bed.testbed import DEFAULT_BED
+from linkemu.cli.common import err
+from linkemu.daemon import capture
+from linkemu.errors import LinkemuError
+
+
+def cmd_capture(a: argparse.Namespace) -> int:
+    bed = testbed.bed_for(a.bed)
+    if a.file_prefix is None and testbed.daemon_pid(bed) is None:
+        raise LinkemuError(f"no linkemud is running on bed '{bed.name}' "
+                           f"(start one: linkemu run --bed {bed.name} --detach)")
+    plan = capture.port_plan(a.dir, a.port)
+    what = f"{a.dir} {a.port} ({capture.describe_plan(a.dir, plan)})"
+    stop = (f"after {a.count} frames" if a.count else "") + \
+           (" or " if a.count and a.duration else "") + \
+           (f"after {a.duration:g} s" if a.duration else "")
+    print(f"linkemu: capturing {what} on bed '{bed.name}' into {a.write}; "
+          f"stops {stop or 'on Ctrl-C'}", file=sys.stderr)
+    res = capture.capture(bed, a.write, count=a.count, port=a.port, direction=a.dir,
+                          duration=a.duration, snaplen=a.snaplen, user_filter=a.filter,
+                          file_prefix=a.file_prefix)
+    if a.json:
+        print(json.dumps({k: v for k, v in res.__dict__.items() if k != "stderr"}, indent=2))
+    else:
+        per = ", ".join(f"port {p}: {n}" for p, n in res.per_port.items())
+        print(f"{res.path}: {res.packets} frames ({what}) in {res.duration_s:.1f} s"
+              + (f" ({per})" if len(res.per_port) > 1 else ""))
+        if res.trimmed:
+            print(f"  cut to {a.count} per port: dumpcap wrote {res.written} (it stops after "
+                  f"a burst)")
+        if res.removed_direction:
+            print(f"  removed {res.removed_direction} frames of the other direction")
+    dropped = sum(s["dropped"] for s in res.dumpcap_stats)
+    if dropped:
+        err(f"dpdk-dumpcap could not keep {dropped} frames (its ring or buffers were full): "
+             f"the capture has gaps")
+    return 0
+
+
+def register(sub) -> None:
+    """Add capture to the main parser."""
+    k = sub.add_parser("capture", help="record frames on linkemud's ports (dpdk-dumpcap) "
+                                       "into a pcapng file")
+    k.add_argument("--bed", default=DEFAULT_BED, metavar="NAME")
+    k.add_argument("-w", "--write", required=True, metavar="FILE.pcapng")
+    k.add_argument("-c", "--count", type=int, default=None, metavar="N",
+                   help="stop after N frames (per port with --port both)")
+    k.add_argument("--duration", type=float, default=None, metavar="S",
+                   help="stop after S seconds of capture")
+    k.add_argument("--dir", choices=capture.DIR_CHOICES, default="a2b",
+                   help="which direction's frames (default: a2b)")
+    k.add_argument("--port", choices=capture.PORT_CHOICES, default="out",
+                   help="in: as they enter linkemud; out: as the link delivers them "
+                        "(default); both")
+    k.add_argument("-s", "--snaplen", type=int, default=None, metavar="BYTES")
+    k.add_argument("-f", "--filter", default=None, metavar="BPF",
+                   help="an extra capture filter in libpcap syntax")
+    k.add_argument("--json", action="store_true")
+    k.add_argument("--file-prefix", default=None, help=argparse.SUPPRESS)
+    k.set_defaults(func=cmd_capture)

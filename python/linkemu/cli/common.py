@@ -1,0 +1,46 @@
+"""What every `linkemu` command module shares: how errors are printed and
+the --bed/--timeout options.
+
+Conventions for command modules (cli/*.py): each has register(sub), which
+adds its subcommand(s) to the main parser and sets func; a command returns
+its exit code, raises UsageError (exit 2) for bad input and LinkemuError
+(exit 1) for a failed step; main.py prints those as one message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from linkemu.bed.testbed import DEFAULT_BED
+from linkemu.daemon.control import DEFAULT_TIMEOUT_S, DaemonRefused
+
+
+def err(msg: str) -> None:
+    print(f"linkemu: {msg}", file=sys.stderr)
+
+
+def refused(e: DaemonRefused) -> int:
+    """A command the daemon refused: its message verbatim, exit 1."""
+    print(f"linkemud: {e}", file=sys.stderr)
+    return 1
+
+
+def bed_parent() -> argparse.ArgumentParser:
+    """A parent parser with --bed, for commands without an action word."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--bed", default=DEFAULT_BED, metavar="NAME",
+                   help="test bed name (default: %(default)s; others: 1-8 of [a-z0-9])")
+    return p
+
+
+def daemon_options(p: argparse.ArgumentParser, top: bool) -> None:
+    """--bed and --timeout for commands that talk to a running daemon.
+    The options may come before or after the action word; only the
+    top-level copy has a default (a subparser's default would overwrite a
+    value given before the action)."""
+    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    p.add_argument("--bed", default=d(DEFAULT_BED), metavar="NAME",
+                   help="test bed name (default: %s)" % DEFAULT_BED)
+    p.add_argument("--timeout", type=float, default=d(DEFAULT_TIMEOUT_S), metavar="S",
+                   help="seconds to wait for the daemon (default: %g)" % DEFAULT_TIMEOUT_S)

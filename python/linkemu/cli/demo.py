@@ -1,0 +1,100 @@
+"""`linkemu demo`: a bed, an impaired link, the usual tools, a summary.
+
+Shows in one command what linkemu does: ping, iperf3 TCP and UDP across a
+link with 10 ms delay and 0.1 % loss each way, then the emulator's own
+counters. Whatever happens (an error, Ctrl-C, SIGTERM) the daemon is stopped
+and the bed removed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from linkemu.bed import testbed
+from linkemu.bed.interrupts import interruptible, shielded
+from linkemu.daemon import daemon
+from linkemu.daemon.summary import format_final
+from linkemu.errors import LinkemuError
+from linkemu.instruments import iperf3, ping
+
+LINK = "delay 10ms loss 0.1%"
+STEPS = 7
+
+
+def _step(n: int, what: str) -> None:
+    print(f"[{n}/{STEPS}] {what} ...", flush=True)
+
+
+def run(bed: testbed.Bed, seconds: int = 5) -> int:
+    if seconds < 1:
+        raise LinkemuError("--seconds must be >= 1")
+    binary = daemon.require_binary()
+    if testbed.daemon_pid(bed) is not None:
+        # Not ours to stop: the demo would take down someone's running link.
+        raise LinkemuError(f"a linkemud is already running on bed '{bed.name}'; stop it or "
+                           f"use another --bed")
+    d = None
+    results: dict = {}
+    final = None
+    try:
+        with interruptible():
+            _step(1, f"bringing up test bed '{bed.name}'")
+            testbed.up(bed)
+            _step(2, f"starting linkemud ({LINK}, both directions)")
+            d = daemon.start_auto(daemon.DaemonConfig(bed=bed, a2b=LINK, b2a=LINK), binary)
+            _step(3, "ping src -> dst (20 pings, 0.2 s apart)")
+            results["ping"] = ping.ping(bed, count=20, interval=0.2).summary()
+            _step(4, f"iperf3 TCP src -> dst ({seconds} s)")
+            results["tcp"] = iperf3.iperf3_tcp_summary(iperf3.iperf3(bed, seconds))
+            _step(5, f"iperf3 UDP 50 Mbit/s src -> dst ({seconds} s)")
+            results["udp"] = iperf3.iperf3_udp_summary(
+                iperf3.iperf3(bed, seconds, udp=True, bitrate="50M"))
+            _step(6, "stopping linkemud")
+            with shielded():
+                res, d = daemon.stop(bed, d.popen), None
+            final = res.final
+            if final is None:
+                raise LinkemuError(res.error or "linkemud wrote no final counters")
+    except KeyboardInterrupt:
+        print("\ninterrupted: cleaning up", file=sys.stderr)
+        return 1
+    finally:
+        with shielded():
+            if d is not None:
+                try:
+                    daemon.stop(d.config.bed, d.popen)
+                except LinkemuError:
+                    pass
+            _step(7, f"tearing down test bed '{bed.name}'")
+            testbed.down(bed)
+    print()
+    print(format_summary(results, final))
+    return 0
+
+
+def format_summary(results: dict, final: dict) -> str:
+    p, t, u = results["ping"], results["tcp"], results["udp"]
+    lines = [f"link: {LINK} each way (so RTT >= 20 ms)"]
+    if p["received"]:
+        lines.append(f"ping: {p['received']}/{p['transmitted']} replies, RTT min "
+                     f"{p['min_ms']:.2f} / median {p['median_ms']:.2f} / max "
+                     f"{p['max_ms']:.2f} ms")
+    else:
+        lines.append(f"ping: no replies out of {p['transmitted']}")
+    lines.append(f"iperf3 TCP: {t['mbit_s']:.1f} Mbit/s, {t['retransmits']} retransmits")
+    loss = "?" if u["lost_percent"] is None else f"{u['lost_percent']:.2f}"
+    lines.append(f"iperf3 UDP: {u['mbit_s']:.1f} Mbit/s, loss {loss} %")
+    lines.append(format_final(final))
+    return "\n".join(lines)
+
+
+def cmd_demo(a) -> int:
+    return run(testbed.bed_for(a.bed), seconds=a.seconds)
+
+
+def register(sub, bed_opt) -> None:
+    """Add demo to the main parser."""
+    d = sub.add_parser("demo", parents=[bed_opt],
+                       help="bed + linkemud + ping/iperf3, summary, then clean up")
+    d.add_argument("--seconds", type=int, default=5, metavar="N", help="iperf3 duration")
+    d.set_defaults(func=cmd_demo)

@@ -1,0 +1,251 @@
+"""`linkemu lab EXPERIMENT [options]`: the measurement lab's commands.
+
+Registered into the main parser by register(sub); each command raises
+UsageError (exit 2) for bad options and LinkemuError (exit 1) for failed
+steps, like every other linkemu command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from linkemu.errors import UsageError
+
+_TIME_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|ms|s)?\s*$")
+_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, None: 1_000}
+
+
+def parse_delays(text: str) -> tuple[int, ...]:
+    """'0,1us,10us,1ms' -> ns. A bare number is in microseconds, as in tc."""
+    out = []
+    for part in text.split(","):
+        m = _TIME_RE.match(part)
+        if not m:
+            raise UsageError(f"--delays: '{part.strip()}' is not a time (e.g. 0,10us,1ms,1s)")
+        ns = float(m.group(1)) * _UNITS[m.group(2)]
+        if ns != int(ns):
+            raise UsageError(f"--delays: '{part.strip()}' is finer than 1 ns")
+        out.append(int(ns))
+    return tuple(out)
+
+
+def parse_ints(text: str, what: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise UsageError(f"{what}: '{text}' is not a comma-separated list of integers")
+
+
+def parse_floats(text: str, what: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise UsageError(f"{what}: '{text}' is not a comma-separated list of numbers")
+
+
+def parse_high(text: str) -> dict[int, float]:
+    """'46=150000,1500=80000' -> {46: 150000.0, 1500: 80000.0}."""
+    out = {}
+    for part in text.split(","):
+        k, sep, v = part.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            out[int(k)] = float(v)
+        except ValueError:
+            raise UsageError(f"--high-pps: '{part}' is not SIZE=PPS (e.g. 46=150000,1500=80000)")
+    return out
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bed", default="lab", metavar="NAME",
+                   help="test bed the lab builds and removes (default: %(default)s)")
+    p.add_argument("--quick", action="store_true",
+                   help="seconds instead of minutes: fewer delays/frames (used by the tests)")
+    p.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
+                   help="results file (.json or .json.gz; default "
+                        "linkemu-lab-EXPERIMENT-DATE.json.gz here)")
+    p.add_argument("--report", type=Path, default=None, metavar="HTML",
+                   help="also render the results to this HTML page")
+    p.add_argument("--seed", type=int, default=1, metavar="N", help="linkemud's seed")
+    p.add_argument("--pmd", choices=("af_xdp", "af_packet"), default=None)
+    p.add_argument("--noise-seconds", type=float, default=None, metavar="S")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def register(sub) -> None:
+    lab = sub.add_parser("lab", help="measurement lab: delay precision, loss accuracy, noise",
+                         description="Run a lab experiment on its own test bed and write one "
+                                     "results file (see docs/lab.md).")
+    lsub = lab.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
+
+    d = lsub.add_parser("delay-precision", help="one-way delay through `delay D` (DEMU Tables 2-6)")
+    _common(d)
+    d.add_argument("--delays", default=None, metavar="LIST",
+                   help="inserted delays (default 0,1us,10us,100us,1ms,10ms,100ms,1s; "
+                        "--quick: 0,100us,1ms,10ms)")
+    d.add_argument("--sizes", default=None, metavar="LIST", help="IP lengths (default 1500,46)")
+    d.add_argument("--rates", default=None, metavar="LIST",
+                   help="rate classes: moderate,high (default both)")
+    d.add_argument("--moderate-pps", type=float, default=None, metavar="PPS",
+                   help="moderate rate (default 10000)")
+    d.add_argument("--high-pps", default=None, metavar="SIZE=PPS,...",
+                   help="high rate per IP length (default: searched in full mode, "
+                        "46=100000,1500=60000 with --quick)")
+    d.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="traffic per run (default 5; --quick 1)")
+    d.add_argument("--no-raw", action="store_true",
+                   help="do not keep the raw per-frame samples beside the results file")
+    d.set_defaults(func=cmd_delay)
+
+    l = lsub.add_parser("loss-accuracy", help="loss rate, loss runs, GE, TCP (DEMU loss Table 1)")
+    _common(l)
+    l.add_argument("--levels", default=None, metavar="LIST",
+                   help="loss rates as fractions (default 0,1e-6,1e-5,1e-4,1e-3,1e-2)")
+    l.add_argument("--frames", type=int, default=None, metavar="N",
+                   help="probe frames per rate (default 10^7; --quick 10^5)")
+    l.add_argument("--pps", type=float, default=None, help="probe rate (default 50000; "
+                                                            "--quick 25000)")
+    l.add_argument("--confidence", type=float, default=None,
+                   help="Wilson interval confidence (default 0.99)")
+    l.add_argument("--tcp-seconds", type=float, default=None, metavar="S",
+                   help="iperf3 duration per run (default 60; --quick 3)")
+    l.add_argument("--tcp-levels", default=None, metavar="LIST",
+                   help="loss rates for TCP (default: all; --quick 0,1e-4,1e-2)")
+    l.add_argument("--ccs", default=None, metavar="LIST", help="congestion controls "
+                                                               "(default cubic,bbr)")
+    l.add_argument("--no-tcp", action="store_true", help="skip the TCP part")
+    l.add_argument("--no-ge", action="store_true", help="skip the Gilbert-Elliott part")
+    l.set_defaults(func=cmd_loss)
+
+    n = lsub.add_parser("noise", help="the machine's scheduling noise (noisefloor) per CPU")
+    n.add_argument("--cpu", type=int, action="append", default=None,
+                   help="CPU to measure (repeatable; default: the daemon's and the tool CPU)")
+    n.add_argument("--seconds", type=float, default=3.0)
+    n.add_argument("--json", action="store_true")
+    n.set_defaults(func=cmd_noise)
+
+    r = lsub.add_parser("rate-search", help="highest loss-free owdprobe rate through the bed")
+    r.add_argument("--bed", default="lab", metavar="NAME")
+    r.add_argument("--sizes", default="1500,46", metavar="LIST")
+    r.add_argument("--seconds", type=float, default=1.0, help="traffic per trial")
+    r.add_argument("--pmd", choices=("af_xdp", "af_packet"), default=None)
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_rate_search)
+
+
+def _out(a, experiment: str) -> Path:
+    from linkemu.lab import results
+    p = a.output or results.default_path(experiment)
+    if not (p.name.endswith(".json") or p.name.endswith(".json.gz")):
+        raise UsageError(f"-o {p}: the results file must end in .json or .json.gz")
+    return p
+
+
+def _finish(a, res: dict, path: Path) -> int:
+    from linkemu.report import render, tables
+    print(tables.text_summary(res))
+    print(f"\nresults: {path}")
+    if a.report:
+        render.write_report([path], a.report)
+        print(f"report:  {a.report}")
+    return 0
+
+
+def cmd_delay(a) -> int:
+    from linkemu.lab import delay_precision as dp
+    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet, keep_raw=not a.no_raw)
+    if a.delays:
+        kw["delays_ns"] = parse_delays(a.delays)
+    if a.sizes:
+        kw["sizes"] = parse_ints(a.sizes, "--sizes")
+    if a.rates:
+        kw["rates"] = tuple(x.strip() for x in a.rates.split(","))
+    if a.moderate_pps is not None:
+        kw["moderate_pps"] = a.moderate_pps
+    if a.high_pps:
+        kw["high_pps"] = parse_high(a.high_pps)
+    if a.seconds is not None:
+        kw["seconds"] = a.seconds
+    if a.noise_seconds is not None:
+        kw["noise_seconds"] = a.noise_seconds
+    o = dp.DelayOptions.quick_defaults(**kw) if a.quick else dp.DelayOptions(**kw)
+    o.validate()
+    path = _out(a, "delay-precision")
+    res = dp.run(o, path)
+    return _finish(a, res, path)
+
+
+def cmd_loss(a) -> int:
+    from linkemu.lab import loss_accuracy as la
+    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet)
+    if a.levels:
+        kw["levels"] = parse_floats(a.levels, "--levels")
+    if a.frames is not None:
+        kw["frames"] = a.frames
+    if a.pps is not None:
+        kw["pps"] = a.pps
+    if a.confidence is not None:
+        kw["confidence"] = a.confidence
+    if a.tcp_seconds is not None:
+        kw["tcp_seconds"] = a.tcp_seconds
+    if a.tcp_levels:
+        kw["tcp_levels"] = parse_floats(a.tcp_levels, "--tcp-levels")
+    if a.ccs:
+        kw["ccs"] = tuple(x.strip() for x in a.ccs.split(","))
+    if a.no_tcp:
+        kw["tcp"] = False
+    if a.no_ge:
+        kw["ge"] = None
+    if a.noise_seconds is not None:
+        kw["noise_seconds"] = a.noise_seconds
+    o = la.LossOptions.quick_defaults(**kw) if a.quick else la.LossOptions(**kw)
+    if a.no_ge:
+        o.ge = None
+    o.validate()
+    path = _out(a, "loss-accuracy")
+    res = la.run(o, path)
+    return _finish(a, res, path)
+
+
+def cmd_noise(a) -> int:
+    from linkemu.bed import cpus
+    from linkemu.instruments import noisefloor
+    from linkemu.lab import analysis
+    if not 0.1 <= a.seconds <= 3600:
+        raise UsageError("--seconds must be 0.1 .. 3600")
+    cpus = a.cpu or [cpus.daemon_cpu()] + cpus.tool_cpu_list()[:1]
+    out = {}
+    for c in cpus:
+        nf = noisefloor.noise_floor(c, a.seconds)
+        nf["stall_residual_ns"] = round(analysis.stall_residual_ns(nf), 2)
+        out[str(c)] = nf
+    if a.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    from linkemu.report import tables
+    print(tables.render_text(tables.noise_table({f"CPU {k}": v for k, v in out.items()})))
+    return 0
+
+
+def cmd_rate_search(a) -> int:
+    from linkemu.lab import delay_precision as dp
+    from linkemu.lab.session import LabSession, Progress
+    sizes = parse_ints(a.sizes, "--sizes")
+    prog = Progress([10 * a.seconds + 3] * len(sizes))
+    found = []
+    with LabSession(a.bed, a.pmd) as sess:
+        for s in sizes:
+            prog.step(f"rate search, {s} B")
+            found.append(dp.rate_search(sess, s, a.seconds, prog))
+    if a.json:
+        print(json.dumps(found, indent=2))
+    else:
+        for f in found:
+            print(f"{f['ip_len']:>5} B: highest loss-free rate {f['max_pps']:.0f} pps "
+                  f"(first failing {f['first_failing_pps'] or '-'}); high rate for "
+                  f"delay-precision: {dp.HIGH_SHARE:.0%} = {f['max_pps'] * dp.HIGH_SHARE:.0f} pps")
+    return 0

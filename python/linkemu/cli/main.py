@@ -1,0 +1,83 @@
+"""The `linkemu` command: the parser and main().
+
+Each command group lives in its own module of this package (testbed, run,
+demo, ctl, capture, scenario, profile, lab, report) with a register(sub)
+function; see cli/common.py for the conventions they share.
+
+Exit codes: 0 success, 1 a step failed, 2 usage error (bad arguments, bad
+link grammar). Errors are printed as one message naming the failed step,
+never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from linkemu import __version__
+from linkemu.cli import capture, ctl, demo, lab, profile, report, run, scenario, testbed
+from linkemu.cli.common import bed_parent, err
+from linkemu.errors import LinkemuError, UsageError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    bed_opt = bed_parent()
+    ap = argparse.ArgumentParser(
+        prog="linkemu", description="DPDK link emulator: test bed, daemon control, measurements")
+    ap.add_argument("--version", action="version", version=f"linkemu {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    testbed.register(sub, bed_opt)   # testbed up|down|status, exec
+    run.register(sub, bed_opt)       # run, stop
+    demo.register(sub, bed_opt)      # demo
+    ctl.register(sub)                # ctl, stats
+    capture.register(sub)            # capture
+    scenario.register(sub)           # scenario check|play
+    profile.register(sub)            # profile list|show|check
+    lab.register(sub)                # lab EXPERIMENT
+    report.register(sub)             # report FILE... -o OUT.html
+    return ap
+
+
+NO_ROOT_COMMANDS = {"exec", "report", "profile"}
+
+
+def _needs_root(a: argparse.Namespace) -> bool:
+    if a.command in NO_ROOT_COMMANDS:
+        return False
+    # `scenario check` only validates a file.
+    return not (a.command == "scenario" and getattr(a, "scenario_command", None) == "check")
+
+
+def main(argv: list[str] | None = None) -> int:
+    # `linkemu ... | head` should end quietly, as other commands do.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    ap = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tail: list[str] = []
+    if "--" in argv and "exec" in argv[:argv.index("--")]:
+        i = argv.index("--")
+        argv, tail = argv[:i], argv[i + 1:]
+    a = ap.parse_args(argv)   # exits 2 with a message on bad usage
+    if a.command == "exec":
+        a.cmd = tail
+    # Reading results and profiles touches no namespace, hugepage or port.
+    if os.geteuid() != 0 and _needs_root(a):
+        err("must run as root (namespaces, veths, hugepages, DPDK)")
+        return 1
+    try:
+        return a.func(a)
+    except UsageError as e:
+        print(str(e) if str(e).startswith("linkemud:") else f"linkemu: {e}", file=sys.stderr)
+        return 2
+    except LinkemuError as e:
+        err(str(e))
+        return 1
+    except KeyboardInterrupt:
+        err("interrupted")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

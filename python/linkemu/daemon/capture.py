@@ -1,0 +1,548 @@
+"""`linkemu capture`: record the frames on linkemud's ports with the stock
+`dpdk-dumpcap`, and a small pcapng reader to check what it wrote.
+
+dpdk-dumpcap is a DPDK secondary process: it attaches to the daemon's
+shared memory (EAL file prefix `linkemu-BED`), asks it over the
+multi-process channel to copy the frames of the chosen ports into a ring,
+and writes them as pcapng. linkemud has to have called rte_pdump_init()
+for that to work.
+
+Which port and which direction (port 0 = side A = src, port 1 = side B = dst):
+
+    --dir a2b --port in    port 0, frames it receives   (what src sent into the link)
+    --dir a2b --port out   port 1, frames it transmits  (what the link delivered to dst)
+    --dir b2a --port in    port 1, frames it receives
+    --dir b2a --port out   port 0, frames it transmits
+
+dumpcap captures both directions of a port. We keep one with a capture
+filter on the sender's MAC address (a frame of a2b carries src's MAC as
+its Ethernet source, on both ports: linkemud forwards frames unchanged),
+so dumpcap's count (-c) counts only the frames asked for; afterwards the
+pcapng's own direction flags (inbound = RX, outbound = TX) are checked,
+and a file with more than COUNT frames (dumpcap stops after a burst of up
+to 32) is cut to exactly COUNT.
+
+The dpdk-dumpcap of DPDK 22.11 captures one port per process (it keeps
+only the last -i), so each port gets its own dumpcap, all started and
+stopped together, and their files are merged in time order.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linkemu.bed import netns
+from linkemu.bed.cpus import tool_cpus
+from linkemu.errors import LinkemuError, UsageError
+
+DUMPCAP = "dpdk-dumpcap"
+READY_TIMEOUT_S = 30.0
+STOP_GRACE_S = 10.0
+
+# pcapng block types and options (draft-ietf-opsawg-pcapng)
+SHB = 0x0A0D0D0A
+IDB = 0x00000001
+SPB = 0x00000003
+ISB = 0x00000005
+EPB = 0x00000006
+BYTE_ORDER_MAGIC = 0x1A2B3C4D
+OPT_END = 0
+IF_NAME = 2
+IF_DESCRIPTION = 3
+IF_TSRESOL = 9
+EPB_FLAGS = 2
+INBOUND, OUTBOUND = 1, 2
+
+
+# --- pcapng -----------------------------------------------------------------------
+
+@dataclass
+class Interface:
+    linktype: int
+    snaplen: int
+    name: str = ""
+    description: str = ""
+    ticks_per_s: int = 1_000_000    # timestamp resolution (default: microseconds)
+
+
+@dataclass
+class Packet:
+    interface: int
+    ts_ns: int
+    caplen: int
+    origlen: int
+    data: bytes
+    flags: int | None = None        # epb_flags, None when absent
+    offset: int = 0                 # of its block in the file
+
+    @property
+    def direction(self) -> str | None:
+        """'in' (received on the port), 'out' (transmitted), or None."""
+        if self.flags is None:
+            return None
+        return {INBOUND: "in", OUTBOUND: "out"}.get(self.flags & 3)
+
+
+@dataclass
+class Block:
+    type: int
+    offset: int
+    raw: bytes
+
+
+@dataclass
+class Pcapng:
+    interfaces: list[Interface] = field(default_factory=list)
+    packets: list[Packet] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    endian: str = "<"
+
+
+class PcapngError(LinkemuError):
+    pass
+
+
+def _options(body: bytes, end: str) -> dict[int, list[bytes]]:
+    opts: dict[int, list[bytes]] = {}
+    i = 0
+    while i + 4 <= len(body):
+        code, ln = struct.unpack_from(end + "HH", body, i)
+        i += 4
+        if code == OPT_END:
+            break
+        opts.setdefault(code, []).append(body[i:i + ln])
+        i += (ln + 3) & ~3
+    return opts
+
+
+def read_pcapng(path: str | os.PathLike) -> Pcapng:
+    """Parse a pcapng file: interfaces, packets (EPB and SPB), and every
+    block's raw bytes (to write a filtered copy). One section only."""
+    data = Path(path).read_bytes()
+    out = Pcapng()
+    end = "<"
+    off = 0
+    while off < len(data):
+        if off + 12 > len(data):
+            raise PcapngError(f"{path}: truncated block at byte {off}")
+        btype = struct.unpack_from("<I", data, off)[0]
+        if btype == SHB:
+            magic = struct.unpack_from("<I", data, off + 8)[0]
+            if magic == BYTE_ORDER_MAGIC:
+                end = "<"
+            elif magic == 0x4D3C2B1A:
+                end = ">"
+            else:
+                raise PcapngError(f"{path}: bad byte-order magic at byte {off}")
+            if out.blocks:
+                raise PcapngError(f"{path}: more than one section (not supported)")
+        elif off == 0:
+            raise PcapngError(f"{path}: not a pcapng file (no section header)")
+        btype, blen = struct.unpack_from(end + "II", data, off)
+        if blen < 12 or blen % 4 or off + blen > len(data):
+            raise PcapngError(f"{path}: bad block length {blen} at byte {off}")
+        trailer = struct.unpack_from(end + "I", data, off + blen - 4)[0]
+        if trailer != blen:
+            raise PcapngError(f"{path}: block at byte {off}: length {blen} != trailer {trailer}")
+        body = data[off + 8:off + blen - 4]
+        out.blocks.append(Block(btype, off, data[off:off + blen]))
+        if btype == IDB:
+            linktype, _res, snaplen = struct.unpack_from(end + "HHI", body, 0)
+            o = _options(body[8:], end)
+            itf = Interface(linktype, snaplen)
+            if IF_NAME in o:
+                itf.name = o[IF_NAME][0].decode(errors="replace").rstrip("\0")
+            if IF_DESCRIPTION in o:
+                itf.description = o[IF_DESCRIPTION][0].decode(errors="replace").rstrip("\0")
+            if IF_TSRESOL in o and o[IF_TSRESOL][0]:
+                r = o[IF_TSRESOL][0][0]
+                itf.ticks_per_s = 2 ** (r & 0x7F) if r & 0x80 else 10 ** r
+            out.interfaces.append(itf)
+        elif btype == EPB:
+            if_id, ts_hi, ts_lo, caplen, origlen = struct.unpack_from(end + "IIIII", body, 0)
+            pkt = body[20:20 + caplen]
+            o = _options(body[20 + ((caplen + 3) & ~3):], end)
+            flags = struct.unpack(end + "I", o[EPB_FLAGS][0][:4])[0] if EPB_FLAGS in o else None
+            tps = out.interfaces[if_id].ticks_per_s if if_id < len(out.interfaces) else 10 ** 6
+            ts_ns = ((ts_hi << 32) | ts_lo) * 1_000_000_000 // tps
+            out.packets.append(Packet(if_id, ts_ns, caplen, origlen, pkt, flags, off))
+        elif btype == SPB:
+            origlen = struct.unpack_from(end + "I", body, 0)[0]
+            snap = out.interfaces[0].snaplen if out.interfaces else 0
+            caplen = min(origlen, snap) if snap else origlen
+            out.packets.append(Packet(0, 0, caplen, origlen, body[4:4 + caplen], None, off))
+        off += blen
+    out.endian = end
+    return out
+
+
+def write_filtered(src: Pcapng, path: str | os.PathLike, keep: list[Packet]) -> None:
+    """Write src's blocks to path, with only the packets in keep (every
+    non-packet block, statistics included, is kept as it was)."""
+    merge([src], [keep], path)
+
+
+def _with_interface(raw: bytes, endian: str, if_id: int) -> bytes:
+    """An EPB or ISB with its interface id (the first body word) replaced."""
+    return raw[:8] + struct.pack(endian + "I", if_id) + raw[12:]
+
+
+def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLike) -> None:
+    """One pcapng from several captures: the first file's section header,
+    the interfaces of all (shared when the files describe the same ones, as
+    dumpcap 22.11 does: one IDB per DPDK port in every file), the kept
+    packets of all in time order, then the statistics blocks."""
+    if not files:
+        raise PcapngError("nothing to merge")
+    first = files[0]
+    idbs = [[b.raw for b in f.blocks if b.type == IDB] for f in files]
+    # The same interfaces (name, link type, snap length, resolution): their
+    # options may still differ in bytes (dumpcap records each process's view).
+    same = (all(f.interfaces == first.interfaces for f in files)
+            and all(f.endian == first.endian for f in files))
+    base, out_idbs = [], []
+    for i in range(len(files)):
+        if same:
+            base.append(0)
+            if i == 0:
+                out_idbs = list(idbs[0])
+        else:
+            base.append(len(out_idbs))
+            out_idbs += idbs[i]
+    shb = next(b.raw for b in first.blocks if b.type == SHB)
+    packets = []
+    for i, (f, keep) in enumerate(zip(files, keeps)):
+        wanted = {p.offset for p in keep}
+        by_offset = {b.offset: b for b in f.blocks}
+        for p in f.packets:
+            if p.offset in wanted:
+                raw = by_offset[p.offset].raw
+                if by_offset[p.offset].type == EPB and base[i]:
+                    raw = _with_interface(raw, f.endian, p.interface + base[i])
+                packets.append((p.ts_ns, i, p.offset, raw))
+    packets.sort(key=lambda x: (x[0], x[1], x[2]))
+    stats = []
+    for i, f in enumerate(files):
+        for b in f.blocks:
+            if b.type == ISB:
+                iid = struct.unpack_from(f.endian + "I", b.raw, 8)[0]
+                stats.append(_with_interface(b.raw, f.endian, iid + base[i]) if base[i]
+                             else b.raw)
+    tmp = Path(str(path) + ".tmp")
+    with open(tmp, "wb") as out:
+        out.write(shb)
+        for raw in out_idbs:
+            out.write(raw)
+        for *_k, raw in packets:
+            out.write(raw)
+        for raw in stats:
+            out.write(raw)
+    os.replace(tmp, path)
+
+
+def ipv4_info(frame: bytes) -> dict | None:
+    """Ethernet/IPv4 header fields of a frame, or None if it is not IPv4:
+    {"src", "dst", "proto", and for ICMP "icmp_type", for UDP "sport", "dport"}."""
+    if len(frame) < 34:
+        return None
+    ethertype = struct.unpack_from("!H", frame, 12)[0]
+    off = 14
+    if ethertype == 0x8100 and len(frame) >= 38:
+        ethertype = struct.unpack_from("!H", frame, 16)[0]
+        off = 18
+    if ethertype != 0x0800:
+        return None
+    ihl = (frame[off] & 0x0F) * 4
+    proto = frame[off + 9]
+    info = {"src": ".".join(map(str, frame[off + 12:off + 16])),
+            "dst": ".".join(map(str, frame[off + 16:off + 20])), "proto": proto}
+    l4 = off + ihl
+    if proto == 1 and len(frame) > l4:
+        info["icmp_type"] = frame[l4]
+        if frame[l4] in (0, 8) and len(frame) >= l4 + 8:     # echo: id and sequence
+            info["icmp_id"], info["icmp_seq"] = struct.unpack_from("!HH", frame, l4 + 4)
+    elif proto == 17 and len(frame) >= l4 + 4:
+        info["sport"], info["dport"] = struct.unpack_from("!HH", frame, l4)
+    return info
+
+
+def ether_src(frame: bytes) -> str:
+    return ":".join(f"{b:02x}" for b in frame[6:12])
+
+
+# --- which port, which direction -------------------------------------------------------
+
+PORT_CHOICES = ("in", "out", "both")
+DIR_CHOICES = ("a2b", "b2a")
+
+
+def port_plan(direction: str, port: str) -> list[tuple[int, str]]:
+    """[(DPDK port id, 'in' | 'out')] for a direction and a side of the link."""
+    if direction not in DIR_CHOICES:
+        raise UsageError(f"unknown direction '{direction}' (a2b or b2a)")
+    if port not in PORT_CHOICES:
+        raise UsageError(f"unknown port '{port}' (in, out or both)")
+    in_port, out_port = (0, 1) if direction == "a2b" else (1, 0)
+    plan = []
+    if port in ("in", "both"):
+        plan.append((in_port, "in"))
+    if port in ("out", "both"):
+        plan.append((out_port, "out"))
+    return plan
+
+
+def sender_mac(bed, direction: str) -> str:
+    """The Ethernet source of the direction's frames: the sending
+    namespace's interface (src for a2b, dst for b2a)."""
+    ns = bed.ns_src if direction == "a2b" else bed.ns_dst
+    try:
+        return netns.link_mac(bed.ns_dev, ns)
+    except LinkemuError as e:
+        raise LinkemuError(f"cannot read the MAC address of {bed.ns_dev} in {ns} "
+                           f"(is test bed '{bed.name}' up?): {e}") from e
+
+
+def build_filter(mac: str | None, user_filter: str | None) -> str | None:
+    parts = []
+    if mac:
+        parts.append(f"ether src {mac}")
+    if user_filter:
+        parts.append(f"({user_filter})")
+    return " and ".join(parts) or None
+
+
+def find_dumpcap() -> str:
+    found = shutil.which(DUMPCAP) or ("/usr/bin/dpdk-dumpcap"
+                                       if os.access("/usr/bin/dpdk-dumpcap", os.X_OK) else None)
+    if not found:
+        raise LinkemuError("dpdk-dumpcap not found: install the Debian package dpdk "
+                           "(apt-get install dpdk)")
+    return found
+
+
+def build_argv(dumpcap: str, file_prefix: str, port: int, out: str,
+               count: int | None = None, snaplen: int | None = None,
+               bpf: str | None = None) -> list[str]:
+    # One port per dumpcap: 22.11's dpdk-dumpcap captures only the last -i.
+    argv = [dumpcap, f"--file-prefix={file_prefix}", "-i", str(port)]
+    # -p: leave the ports' promiscuous mode alone (linkemud already gets
+    # every frame of its veth; dumpcap must not reconfigure them).
+    argv += ["-p", "-n", "-w", out]
+    if count:
+        argv += ["-c", str(count)]
+    if snaplen:
+        argv += ["-s", str(snaplen)]
+    if bpf:
+        argv += ["-f", bpf]
+    cpus = tool_cpus()
+    # dumpcap polls its ring in a loop: keep it off linkemud's lcore.
+    return (["taskset", "-c", cpus] + argv) if cpus else argv
+
+
+# --- running dumpcap ---------------------------------------------------------------
+
+@dataclass
+class CaptureResult:
+    path: str
+    packets: int                     # frames in the file we leave
+    written: int                     # frames dumpcap wrote
+    removed_direction: int           # frames of the other direction we took out
+    trimmed: int                     # frames past COUNT (per port) we took out
+    ports: list[tuple[int, str]]
+    per_port: dict[int, int]         # frames kept per DPDK port
+    filter: str | None
+    dumpcap_stats: list[dict]        # per interface: {"name", "received", "dropped"}
+    duration_s: float
+    argv: list[list[str]]
+    stderr: str = ""
+
+
+_STATS_RE = re.compile(r"Packets received/dropped on interface '([^']*)': (\d+)/(\d+)")
+
+
+def _explain_failure(rc: int, err: str, file_prefix: str) -> str:
+    tail = "\n".join("    " + l for l in err.strip().splitlines()[-8:])
+    if "mp_pdump" in err or ("pdump" in err.lower() and "failed" in err.lower()):
+        return (f"the DPDK process with file prefix '{file_prefix}' does not serve packet "
+                f"capture (linkemud must call rte_pdump_init); dpdk-dumpcap said:\n{tail}")
+    if "EAL init failed" in err or "No Ethernet ports" in err:
+        return (f"dpdk-dumpcap could not attach to the DPDK process with file prefix "
+                f"'{file_prefix}' (is linkemud running?):\n{tail}")
+    if "Failed to allocate" in err or "Mempool" in err:
+        return (f"dpdk-dumpcap could not share buffers with the daemon (the primary and "
+                f"dumpcap must load the same DPDK drivers in the same order):\n{tail}")
+    return f"dpdk-dumpcap exited with code {rc}:\n{tail}"
+
+
+class _Dumpcap:
+    """One dpdk-dumpcap process; knows when it captures (it writes
+    "Packets captured: " to stderr once its callbacks run in the daemon)."""
+
+    def __init__(self, argv: list[str], port: int, out: Path):
+        self.argv, self.port, self.out = argv, port, out
+        out.unlink(missing_ok=True)   # dumpcap opens without O_TRUNC
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+        self.err: list[bytes] = []
+        self.ready = threading.Event()
+        self.threads = [threading.Thread(target=self._pump_stderr, daemon=True),
+                        threading.Thread(target=self._drain_stdout, daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def _pump_stderr(self) -> None:
+        seen = b""
+        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
+            self.err.append(chunk)
+            seen = (seen + chunk)[-4096:]
+            if not self.ready.is_set() and b"Packets captured" in seen:
+                self.ready.set()
+
+    def _drain_stdout(self) -> None:
+        for _ in iter(lambda: self.proc.stdout.read1(4096), b""):
+            pass
+
+    @property
+    def stderr(self) -> str:
+        return b"".join(self.err).decode(errors="replace")
+
+    def interrupt(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+    def stop(self) -> None:
+        """SIGINT (dumpcap then disables its callbacks in the daemon and
+        closes the file), SIGKILL only if it does not exit."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGINT)
+                self.proc.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for t in self.threads:
+            t.join(5)
+
+
+def capture(bed, out: str | os.PathLike, count: int | None = None, port: str = "out",
+            direction: str = "a2b", duration: float | None = None,
+            snaplen: int | None = None, user_filter: str | None = None,
+            file_prefix: str | None = None, by_direction: bool = True,
+            ready_timeout: float = READY_TIMEOUT_S, on_ready=None,
+            stop_event: threading.Event | None = None) -> CaptureResult:
+    """Run dpdk-dumpcap against the bed's daemon and leave a checked pcapng.
+
+    Stops after count frames (per port), or duration seconds from when the
+    capture is running, or when stop_event is set / on Ctrl-C
+    (KeyboardInterrupt), whichever comes first. on_ready() is called once
+    every dumpcap captures. by_direction=False keeps both directions of the
+    chosen ports."""
+    if count is not None and count <= 0:
+        raise UsageError("-c must be at least 1")
+    if duration is not None and duration <= 0:
+        raise UsageError("--duration must be more than 0")
+    plan = port_plan(direction, port)
+    prefix = file_prefix or bed.file_prefix
+    mac = sender_mac(bed, direction) if by_direction else None
+    bpf = build_filter(mac, user_filter)
+    dumpcap = find_dumpcap()
+    out = Path(out)
+    if not out.parent.is_dir():
+        raise UsageError(f"-w {out}: directory {out.parent} does not exist")
+    caps: list[_Dumpcap] = []
+    t_start = time.monotonic()
+    try:
+        for p, _d in plan:
+            tmp = out.with_name(f".{out.name}.port{p}")
+            caps.append(_Dumpcap(build_argv(dumpcap, prefix, p, str(tmp), count, snaplen, bpf),
+                                 p, tmp))
+        deadline = time.monotonic() + ready_timeout
+        while not all(c.ready.is_set() for c in caps):
+            if any(c.proc.poll() is not None and not c.ready.is_set() for c in caps):
+                break
+            if time.monotonic() > deadline:
+                raise LinkemuError(f"dpdk-dumpcap did not start capturing within "
+                                   f"{ready_timeout:.0f} s:\n"
+                                   + "".join(c.stderr for c in caps)[-800:])
+            time.sleep(0.01)
+        if all(c.ready.is_set() for c in caps):
+            t_start = time.monotonic()
+            if on_ready:
+                on_ready()
+            stop_at = t_start + duration if duration else None
+            while any(c.proc.poll() is None for c in caps):
+                if stop_at is not None and time.monotonic() >= stop_at:
+                    break
+                if stop_event is not None and stop_event.is_set():
+                    break
+                time.sleep(0.01)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for c in caps:            # all at once: the ports' captures end together
+            c.interrupt()
+        for c in caps:
+            c.stop()
+        elapsed = time.monotonic() - t_start
+        failed = [c for c in caps if c.proc.returncode not in (0, -signal.SIGINT, 130)
+                  or not c.ready.is_set()]
+        if failed:
+            for c in caps:
+                c.out.unlink(missing_ok=True)
+    if failed:
+        c = failed[0]
+        raise LinkemuError(_explain_failure(c.proc.returncode, c.stderr, prefix))
+    try:
+        return _finish(out, caps, plan, count, bpf, elapsed, by_direction)
+    finally:
+        for c in caps:
+            c.out.unlink(missing_ok=True)
+
+
+def _finish(out: Path, caps, plan, count, bpf, elapsed, by_direction: bool) -> CaptureResult:
+    """Check each dumpcap's file: keep the frames of the wanted direction,
+    at most count per port; write them, merged, to out."""
+    files, keeps = [], []
+    removed = trimmed = written = 0
+    per_port: dict[int, int] = {}
+    stats = []
+    for c, (port_id, want) in zip(caps, plan):
+        if not c.out.exists():
+            raise LinkemuError(f"dpdk-dumpcap wrote no file {c.out}:\n{c.stderr[-800:]}")
+        pc = read_pcapng(c.out)
+        written += len(pc.packets)
+        keep = []
+        for p in pc.packets:
+            if by_direction and p.direction is not None and p.direction != want:
+                removed += 1
+                continue
+            keep.append(p)
+        if count is not None and len(keep) > count:
+            trimmed += len(keep) - count
+            keep = keep[:count]
+        per_port[port_id] = len(keep)
+        files.append(pc)
+        keeps.append(keep)
+        stats += [{"name": m.group(1), "received": int(m.group(2)), "dropped": int(m.group(3))}
+                  for m in _STATS_RE.finditer(c.stderr)]
+    merge(files, keeps, out)
+    return CaptureResult(str(out), sum(per_port.values()), written, removed, trimmed, plan,
+                         per_port, bpf, stats, elapsed, [c.argv for c in caps],
+                         "".join(c.stderr for c in caps))
+
+
+def describe_plan(direction: str, plan: list[tuple[int, str]]) -> str:
+    side = {0: "A/src", 1: "B/dst"}
+    return ", ".join(f"port {p} ({side[p]}) {'RX' if d == 'in' else 'TX'}" for p, d in plan)

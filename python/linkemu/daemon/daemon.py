@@ -1,0 +1,246 @@
+"""Start and stop linkemud for a bed, and read its final counters.
+
+linkemud's side of the contract:
+  - grammar errors: exit 2 with `linkemud: --a2b: ...` on stderr, before EAL
+    touches hugepages;
+  - ready: a line beginning `linkemud: ready` on stdout once ports forward;
+  - on SIGTERM/SIGINT: stop, account every frame, write the final JSON to
+    --stats-file, exit 0.
+Its stdout and stderr go to one log file rather than a pipe to us: with
+--detach we exit and a pipe would break under the daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linkemu.bed import paths, procs
+from linkemu.bed.cpus import default_lcores
+from linkemu.bed.testbed import Bed, daemon_pid, remove_dpdk_leftovers
+from linkemu.daemon import control
+from linkemu.errors import LinkemuError, UsageError
+
+PMDS = ("af_xdp", "af_packet")
+LAYOUTS = ("auto", "single", "per-direction", "pipeline")
+READY_PREFIX = "linkemud: ready"
+READY_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+_LCORES_RE = re.compile(r"^[0-9][0-9,\-]*$")
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    bed: Bed
+    a2b: str = ""              # empty grammar: an unimpaired link
+    b2a: str = ""
+    pmd: str = "af_xdp"
+    lcores: str = ""           # "" -> default_lcores()
+    layout: str | None = None  # None -> the daemon's own default
+    seed: int | None = None
+
+
+@dataclass
+class Daemon:
+    """A started daemon. popen is set only in the process that started it."""
+
+    pid: int
+    config: DaemonConfig
+    argv: list[str]
+    popen: subprocess.Popen | None = field(default=None, repr=False)
+
+
+class DaemonStartError(LinkemuError):
+    """linkemud did not become ready (not a usage error: worth a retry)."""
+
+
+def validate(cfg: DaemonConfig) -> None:
+    if cfg.pmd not in PMDS:
+        raise UsageError(f"unknown --pmd '{cfg.pmd}' (expected {' or '.join(PMDS)})")
+    if cfg.layout is not None and cfg.layout not in LAYOUTS:
+        raise UsageError(f"unknown --layout '{cfg.layout}' (expected {', '.join(LAYOUTS)})")
+    if cfg.lcores and not _LCORES_RE.match(cfg.lcores):
+        raise UsageError(f"bad --lcores '{cfg.lcores}' (expected a list like 1 or 1-2 or 1,3)")
+    if cfg.seed is not None and cfg.seed < 0:
+        raise UsageError("--seed must be >= 0")
+
+
+def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
+    b = cfg.bed
+    argv = [str(binary), "-l", cfg.lcores or default_lcores(), "--no-pci",
+            "--file-prefix", b.file_prefix,
+            f"--vdev=net_{cfg.pmd}0,iface={b.host_a}",
+            f"--vdev=net_{cfg.pmd}1,iface={b.host_b}",
+            "--",
+            "--a2b", cfg.a2b, "--b2a", cfg.b2a,
+            "--stats-file", str(paths.daemon_final_stats_file(b.name))]
+    argv += control.daemon_args(binary, b.name)   # --control SOCKET, if this linkemud has it
+    if cfg.layout:
+        argv += ["--layout", cfg.layout]
+    if cfg.seed is not None:
+        argv += ["--seed", str(cfg.seed)]
+    return argv
+
+
+def ensure_bpffs() -> None:
+    """libxdp (used by net_af_xdp) pins its dispatcher program in bpffs and
+    complains without it; mounting it is harmless otherwise."""
+    mnt = Path("/sys/fs/bpf")
+    for line in Path("/proc/mounts").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] == str(mnt) and parts[2] == "bpf":
+            return
+    if mnt.is_dir():
+        subprocess.run(["mount", "-t", "bpf", "bpf", str(mnt)], capture_output=True)
+
+
+def require_binary() -> Path:
+    binary = paths.find_linkemud()
+    if binary is None:
+        raise LinkemuError("linkemud not found: build it (meson setup build && ninja -C build), "
+                           "or set LINKEMUD=/path/to/linkemud")
+    return binary
+
+
+def start(cfg: DaemonConfig, binary: Path | None = None,
+          ready_timeout: float = READY_TIMEOUT_S) -> Daemon:
+    """Start linkemud and wait until it says it is ready.
+
+    Raises UsageError (exit 2) for the daemon's grammar errors and
+    DaemonStartError otherwise; in both cases no process is left behind."""
+    validate(cfg)
+    binary = binary or require_binary()
+    bed = cfg.bed
+    running = daemon_pid(bed)
+    if running is not None:
+        raise LinkemuError(f"linkemud is already running on bed '{bed.name}' (pid {running}); "
+                           f"run `linkemu stop --bed {bed.name}` first")
+    ensure_bpffs()
+    bed.run_dir.mkdir(parents=True, exist_ok=True)
+    final = paths.daemon_final_stats_file(bed.name)
+    final.unlink(missing_ok=True)      # never report a previous run's counters
+    argv = build_argv(binary, cfg)
+    log_path = paths.daemon_log_file(bed.name)
+    with open(log_path, "ab") as log:
+        log.write(f"--- linkemu {time.strftime('%Y-%m-%d %H:%M:%S')}: "
+                  f"{' '.join(argv)}\n".encode())
+        log.flush()
+        offset = log.tell()            # this attempt's output starts here
+        # Own session: a Ctrl-C in the user's terminal reaches only us, and
+        # we stop the daemon in order (SIGTERM, wait, read final counters).
+        popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+    d = Daemon(popen.pid, cfg, argv, popen)
+    try:
+        paths.daemon_pid_file(bed.name).write_text(f"{popen.pid}\n")
+        info = {"pid": popen.pid, "argv": argv, "pmd": cfg.pmd, "started": time.time()}
+        paths.daemon_run_info_file(bed.name).write_text(json.dumps(info, indent=2) + "\n")
+        _wait_ready(d, log_path, offset, ready_timeout)
+    except BaseException:
+        # Covers our own Ctrl-C while waiting too: nothing may outlive us.
+        _abort(d)
+        raise
+    return d
+
+
+def _wait_ready(d: Daemon, log_path: Path, offset: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        text = _read_from(log_path, offset)
+        if any(line.startswith(READY_PREFIX) for line in text.splitlines()):
+            return
+        rc = d.popen.poll()
+        if rc is not None:
+            text = _read_from(log_path, offset)
+            if rc == 2:
+                msgs = [l for l in text.splitlines() if l.startswith("linkemud:")]
+                raise UsageError("\n".join(msgs) or text.strip() or "linkemud: usage error")
+            raise DaemonStartError(f"linkemud exited with code {rc} before it was ready; "
+                                   f"log ({log_path}):\n{_tail(text)}")
+        if time.monotonic() > deadline:
+            raise DaemonStartError(f"linkemud was not ready after {timeout:.0f} s; "
+                                   f"log ({log_path}):\n{_tail(text)}")
+        time.sleep(0.05)
+
+
+def _abort(d: Daemon) -> None:
+    if d.popen.poll() is None:
+        procs.terminate(d.pid, 5.0, d.popen)
+    paths.daemon_pid_file(d.config.bed.name).unlink(missing_ok=True)
+    remove_dpdk_leftovers(d.config.bed.file_prefix)
+
+
+def start_auto(cfg: DaemonConfig, binary: Path | None = None, fallback: bool = True,
+               warn=lambda m: print(m, file=sys.stderr)) -> Daemon:
+    """Start with cfg.pmd; if that is af_xdp and fallback is allowed, retry
+    once with af_packet (af_xdp needs kernel and driver support that a
+    container or an old kernel may lack)."""
+    try:
+        return start(cfg, binary)
+    except DaemonStartError as e:
+        if not (fallback and cfg.pmd == "af_xdp"):
+            raise
+        lines = str(e).splitlines()
+        why = lines[0].split(";")[0] + (f": {lines[-1].strip()}" if len(lines) > 1 else "")
+        warn(f"linkemu: linkemud did not start with af_xdp ({why}); retrying with af_packet")
+        return start(DaemonConfig(**{**cfg.__dict__, "pmd": "af_packet"}), binary)
+
+
+@dataclass
+class StopResult:
+    pid: int
+    how: str                   # 'terminated' | 'killed' | 'gone'
+    final: dict | None
+    error: str | None = None   # why final is None
+
+
+def stop(bed: Bed, popen: subprocess.Popen | None = None,
+         timeout: float = STOP_TIMEOUT_S) -> StopResult:
+    """SIGTERM the bed's daemon, wait (SIGKILL after timeout), read final.json."""
+    pid = popen.pid if popen is not None else daemon_pid(bed)
+    if pid is None:
+        found = procs.find_linkemud(bed.file_prefix)
+        if not found:
+            raise LinkemuError(f"no linkemud is running on bed '{bed.name}'")
+        pid = found[0]
+    how = procs.terminate(pid, timeout, popen)
+    paths.daemon_pid_file(bed.name).unlink(missing_ok=True)
+    # EAL leaves its runtime dir and hugepage files behind even after a clean
+    # exit, and files in hugetlbfs keep their pages reserved: remove them.
+    remove_dpdk_leftovers(bed.file_prefix)
+    final, err = read_final(bed)
+    return StopResult(pid, how, final, err)
+
+
+def read_final(bed: Bed) -> tuple[dict | None, str | None]:
+    path = paths.daemon_final_stats_file(bed.name)
+    try:
+        return json.loads(path.read_text()), None
+    except FileNotFoundError:
+        return None, (f"linkemud wrote no final counters ({path} missing); "
+                      f"log ({paths.daemon_log_file(bed.name)}):\n"
+                      f"{_tail(_read_from(paths.daemon_log_file(bed.name), 0))}")
+    except json.JSONDecodeError as e:
+        return None, f"{path} is not valid JSON: {e}"
+
+
+def log_tail(bed: Bed, lines: int = 20) -> str:
+    return _tail(_read_from(paths.daemon_log_file(bed.name), 0), lines)
+
+
+def _read_from(path: Path, offset: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join("    " + l for l in text.strip().splitlines()[-lines:])

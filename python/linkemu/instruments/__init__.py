@@ -1,0 +1,4 @@
+"""Measurement tools run across a bed, each a thin wrapper that starts the
+tool pinned in the bed's namespaces and parses what it prints: ping,
+iperf3, owdprobe (one-way delay, owd.py), noisefloor, and where the C tools
+are found (tools.py)."""

@@ -1,0 +1,117 @@
+"""Command-line behaviour: usage errors exit 2 with a message, the daemon's
+grammar errors come through as exit 2 naming the bad word."""
+
+from __future__ import annotations
+
+import pytest
+
+from kit import linkemu, suite_bed
+from linkemu.bed import procs, testbed
+
+BED = suite_bed(__file__)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["bogus"], "invalid choice"),
+    ([], "required"),
+    (["testbed"], "required"),
+    (["testbed", "sideways"], "invalid choice"),
+    (["run", "--pmd", "foo"], "invalid choice"),
+    (["run", "--layout", "diagonal"], "invalid choice"),
+    (["run", "--seed", "x"], "invalid int"),
+    (["run", "--lcores", "one"], "--lcores"),
+    (["run", "--seed", "-1"], "--seed"),
+    (["testbed", "status", "--bed", "NO!"], "bad bed name"),
+    (["exec", "src", "--bed", BED], "no command"),
+    (["exec", "middle", "--", "true"], "invalid choice"),
+    (["stop", "--frobnicate"], "unrecognized"),
+])
+def test_usage_errors_exit_2(args, needle):
+    cp = linkemu(*args)
+    assert cp.returncode == 2, (args, cp.returncode, cp.stdout, cp.stderr)
+    assert needle in cp.stderr, cp.stderr
+    assert "Traceback" not in cp.stderr
+
+
+def test_help_and_version():
+    cp = linkemu("--help")
+    assert cp.returncode == 0 and "testbed" in cp.stdout
+    cp = linkemu("--version")
+    assert cp.returncode == 0 and "0.1.0" in cp.stdout
+
+
+def test_stop_without_daemon_exits_1(bed_up):
+    cp = linkemu("stop", "--bed", BED)
+    assert cp.returncode == 1
+    assert "no linkemud is running" in cp.stderr
+
+
+def test_exec_passes_exit_code(bed_up):
+    cp = linkemu("exec", "dst", "--bed", BED, "--", "sh", "-c", "exit 7")
+    assert cp.returncode == 7
+    cp = linkemu("exec", "src", "--bed", BED, "--", "ip", "-4", "-br", "addr", "show", "eth0")
+    assert cp.returncode == 0 and bed_up.addr_src in cp.stdout
+
+
+def test_exec_without_bed_exits_1(bed):
+    testbed.down(bed)
+    cp = linkemu("exec", "src", "--bed", BED, "--", "true")
+    assert cp.returncode == 1
+    assert "testbed up" in cp.stderr
+
+
+def test_grammar_error_exits_2_naming_the_word(bed_up, linkemud_bin):
+    cp = linkemu("run", "--bed", BED, "--a2b", "dealy 5ms", "--detach")
+    assert cp.returncode == 2, (cp.stdout, cp.stderr)
+    assert "'dealy'" in cp.stderr
+    assert "--a2b" in cp.stderr
+    assert "Traceback" not in cp.stderr
+    # A usage error leaves no daemon and no DPDK state behind.
+    assert procs.find_linkemud(bed_up.file_prefix) == []
+    assert testbed.status(bed_up)["daemon"]["running"] is False
+
+
+def test_grammar_error_in_b2a(bed_up, linkemud_bin):
+    cp = linkemu("run", "--bed", BED, "--b2a", "loss 200%", "--detach")
+    assert cp.returncode == 2, (cp.stdout, cp.stderr)
+    assert "--b2a" in cp.stderr
+
+
+def test_run_twice_on_one_bed_is_refused(run_link):
+    run_link("delay 1ms", "delay 1ms")
+    cp = linkemu("run", "--bed", BED, "--detach")
+    assert cp.returncode == 1
+    assert "already running" in cp.stderr
+
+
+FAILING_AF_XDP = """#!/bin/sh
+# Stand-in for a machine where af_xdp cannot work: fail like linkemud would.
+case "$*" in *net_af_xdp*) echo "linkemud: af_xdp: cannot create socket" >&2; exit 1;; esac
+exec {real} "$@"
+"""
+
+
+def test_af_xdp_failure_falls_back_to_af_packet(bed_up, linkemud_bin, tmp_path):
+    wrapper = tmp_path / "linkemud"
+    wrapper.write_text(FAILING_AF_XDP.format(real=linkemud_bin))
+    wrapper.chmod(0o755)
+    env = {"LINKEMUD": str(wrapper)}
+    cp = linkemu("run", "--bed", BED, "--a2b", "delay 1ms", "--detach", env=env)
+    try:
+        assert cp.returncode == 0, cp.stderr
+        assert "retrying with af_packet" in cp.stderr
+        assert "cannot create socket" in cp.stderr
+        assert "af_packet" in _daemon_log()
+    finally:
+        stop = linkemu("stop", "--bed", BED, "--json")
+    assert stop.returncode == 0, stop.stderr
+    # An explicit --pmd af_xdp is not second-guessed.
+    cp = linkemu("run", "--bed", BED, "--pmd", "af_xdp", "--detach", env=env)
+    assert cp.returncode == 1, cp.stderr
+    assert "retrying" not in cp.stderr
+    assert procs.find_linkemud(bed_up.file_prefix) == []
+
+
+def _daemon_log() -> str:
+    from linkemu.bed import paths
+    return paths.daemon_log_file(BED).read_text()

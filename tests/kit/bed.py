@@ -1,0 +1,249 @@
+"""A suite's test bed: fixtures that build it, run linkemud on it, and make
+sure nothing of it survives the session.
+
+Each suite that needs a bed names its own (so suites, and helpers working
+at once, never share one) in its conftest.py:
+
+    from kit.bed import bed_fixtures
+    bed_session, bed, bed_up, run_link = bed_fixtures("lt", __file__)
+
+and a test module of the suite that needs the name (for the CLI's --bed):
+
+    from kit import suite_bed
+    BED = suite_bed(__file__)
+
+Fixtures (the names are fixed; the bed is the suite's):
+    bed_session  session: the Bed, torn down at start and at the end even
+                 when tests fail; the session fails if anything of the bed
+                 is left (namespaces, veths, processes, runtime files).
+                 Skips (fails under CI=true) without root or `ip netns`.
+    bed          the Bed object (built or not: run_link and bed_up build it;
+                 with bed_fixtures(..., bed_built=True) it is bed_up).
+    bed_up       the bed, built (testbed.up when it is not), no daemon running.
+    run_link     run_link(a2b="", b2a="", *extra) -> Link: `linkemu run
+                 --detach`; every Link is stopped at the end of the test and
+                 its final counters checked (conservation()), even on failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kit.cli import linkemu
+from kit.need import bed_usable, need
+from linkemu.bed import netns, paths, procs, testbed
+from linkemu.bed.testbed import Bed
+from linkemu.daemon import control
+from linkemu.daemon.summary import conservation_problems
+
+# The data plane's drop causes, which may happen before a frame has a class.
+DATAPLANE_CAUSES = ("ring_full", "tx_refused", "malformed")
+
+
+# --- what a bed leaves behind ---------------------------------------------------------------
+
+def bed_processes(bed: str) -> list[str]:
+    """Processes that belong to bed: its linkemud, a scenario player or a
+    dpdk-dumpcap attached to its daemon (identified by their command lines)."""
+    b = testbed.bed_for(bed)
+    found = [f"linkemud pid {p}" for p in procs.find_linkemud(b.file_prefix)]
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        argv = procs.cmdline(int(d.name))
+        if not argv or not procs.pid_alive(int(d.name)):
+            continue
+        if "scenario" in argv and "play" in argv and "--bed" in argv \
+                and argv[argv.index("--bed") + 1:argv.index("--bed") + 2] == [bed]:
+            found.append(f"scenario player pid {d.name}")
+        if any(os.path.basename(a) == "dpdk-dumpcap" for a in argv[:4]) \
+                and f"--file-prefix={b.file_prefix}" in argv:
+            found.append(f"dpdk-dumpcap pid {d.name}")
+    return found
+
+
+def leftovers(bed: str) -> list[str]:
+    """Everything of the bed that should be gone after `down`."""
+    b = testbed.bed_for(bed)
+    found = [f"namespace {n}" for n in netns.ns_list() if n.startswith(f"{bed}-")]
+    found += [f"link {d}" for d in os.listdir("/sys/class/net") if d.startswith(f"{bed}-")]
+    found += bed_processes(bed)
+    if paths.bed_run_dir(bed).exists():
+        found.append(f"dir {paths.bed_run_dir(bed)}")
+    if (paths.DPDK_RUN_ROOT / b.file_prefix).exists():
+        found.append(f"dir {paths.DPDK_RUN_ROOT / b.file_prefix}")
+    found += [f"file {f}" for f in Path("/dev/hugepages").glob(f"{b.file_prefix}map_*")]
+    return found
+
+
+def _kill_bed_processes(bed: str) -> None:
+    """Players and dumpcaps of the bed (linkemud is testbed.down's job)."""
+    for entry in bed_processes(bed):
+        if not entry.startswith("linkemud"):
+            procs.terminate(int(entry.rsplit(" ", 1)[1]), 3.0)
+
+
+# --- a run's books --------------------------------------------------------------------------
+
+def conservation(final: dict, classes: bool = True) -> list[str]:
+    """What must hold after every stopped run, per direction and per class:
+    the daemon's own equation (summary.conservation_problems: rx + dup ==
+    tx + dropped_total + in_flight, dropped_total the sum of its causes),
+    nothing left in flight, frames in flight at shutdown counted as such,
+    and classes adding up to the direction (classes=False: directions only).
+    Returns every violation."""
+    bad = conservation_problems(final)
+    for name in ("a2b", "b2a"):
+        d = final["directions"][name]
+        if d["in_flight"] != 0:
+            bad.append(f"{name}: {d['in_flight']} frames in flight after stop")
+        if "shutdown" not in d["dropped"]:
+            bad.append(f"{name}: no 'shutdown' drop cause in {sorted(d['dropped'])}")
+        classes_ = (d.get("classes") or []) if classes else []
+        for c in classes_:
+            if c["rx"] + c["dup"] != c["tx"] + sum(c["dropped"].values()) + c["in_flight"]:
+                bad.append(f"{name}: class {c['name']} not conserved: {c}")
+        if classes_:
+            for key in ("rx", "tx", "dup", "in_flight"):
+                if sum(c[key] for c in classes_) != d[key]:
+                    bad.append(f"{name}: classes' {key} add up to "
+                               f"{sum(c[key] for c in classes_)}, direction has {d[key]}")
+            for cause, n in d["dropped"].items():
+                if cause in DATAPLANE_CAUSES:
+                    continue
+                if sum(c["dropped"].get(cause, 0) for c in classes_) != n:
+                    bad.append(f"{name}: classes' {cause} drops do not add up to {n}")
+            for ev, n in d["events"].items():
+                if sum(c["events"].get(ev, 0) for c in classes_) != n:
+                    bad.append(f"{name}: classes' {ev} events do not add up to {n}")
+    if final.get("conserved") is not True:
+        bad.append(f"the daemon reports conserved={final.get('conserved')}")
+    return bad
+
+
+class Link:
+    """One linkemud run on the bed, started with `linkemu run --detach`."""
+
+    def __init__(self, bed: Bed, a2b: str | None = "", b2a: str | None = "",
+                 extra: tuple[str, ...] = (), classes: bool = True):
+        """a2b/b2a None: the option is left out (e.g. to take a --profile's).
+        classes: stop() also checks that the classes add up to the direction."""
+        self.bed, self.a2b, self.b2a, self.extra = bed, a2b, b2a, extra
+        self.classes = classes
+        self.final: dict | None = None
+        links = [w for opt, v in (("--a2b", a2b), ("--b2a", b2a)) if v is not None
+                 for w in (opt, v)]
+        cp = linkemu("run", "--bed", bed.name, *links, "--detach", *extra)
+        if cp.returncode != 0:
+            raise AssertionError(f"linkemu run --a2b {a2b!r} --b2a {b2a!r} {' '.join(extra)} "
+                                 f"failed ({cp.returncode}): {cp.stderr.strip()}")
+        assert control.socket_path(bed.name).exists(), \
+            "linkemud is ready but has no control socket"
+
+    def client(self, timeout: float = 5.0) -> control.ControlClient:
+        """A connected client of the daemon's control socket."""
+        return control.connect_bed(self.bed, timeout, wait_s=5.0)
+
+    def stop_unchecked(self) -> dict:
+        """Stop and return the final JSON without the conservation checks
+        (for a test that checks one thing itself, to say what is wrong)."""
+        if self.final is None:
+            cp = linkemu("stop", "--bed", self.bed.name, "--json")
+            assert cp.stdout.strip(), f"stop failed ({cp.returncode}): {cp.stderr}"
+            self.final = json.loads(cp.stdout)
+        return self.final
+
+    def stop(self) -> dict:
+        """Stop; the final JSON, after checking conservation (every run)."""
+        fresh = self.final is None
+        final = self.stop_unchecked()
+        if fresh:
+            bad = conservation(final, classes=self.classes)
+            assert not bad, "after stop: " + "; ".join(bad)
+        return final
+
+
+# --- the fixtures ---------------------------------------------------------------------------
+
+_SUITE_BEDS: dict[Path, str] = {}
+
+
+def suite_bed(test_file: str) -> str:
+    """The bed name of the suite test_file belongs to (its folder's, or an
+    enclosing folder's, conftest.py called bed_fixtures)."""
+    for d in Path(test_file).resolve().parents:
+        if d in _SUITE_BEDS:
+            return _SUITE_BEDS[d]
+    raise LookupError(f"{test_file}: no conftest.py above it calls bed_fixtures()")
+
+
+def bed_fixtures(name: str, conftest_file: str, bed_built: bool = False,
+                 classes_add_up: bool = True):
+    """The fixtures of the suite in conftest_file's folder, whose bed is
+    `name` (see the module's doc); assign them in that conftest.py so pytest
+    finds them there. bed_built: `bed` is `bed_up` (a suite whose every
+    test wants the bed built). classes_add_up: every Link's stop() checks
+    that its classes add up to the direction (conservation(classes=...))."""
+    testbed.bed_for(name)           # a bad name fails here, at collection
+    _SUITE_BEDS[Path(conftest_file).resolve().parent] = name
+
+    @pytest.fixture(scope="session", name="bed_session")
+    def bed_session():
+        need(*bed_usable())
+        b = testbed.bed_for(name)
+        _kill_bed_processes(name)
+        testbed.down(b)
+        try:
+            yield b
+        finally:
+            # Every test stops what it started: a process of the bed still
+            # running now is a leak, and so is anything `down` cannot remove.
+            left = [p for p in bed_processes(name)]
+            _kill_bed_processes(name)
+            testbed.down(b)
+            left += leftovers(name)
+            if left:
+                pytest.fail(f"left behind on bed '{name}' after the session: {left}")
+
+    def build(b: Bed) -> Bed:
+        """The bed, built (a test that took it down leaves it down:
+        rebuild); no daemon of an earlier test may be running."""
+        if not testbed.status(b)["up"]:
+            testbed.up(b)
+        assert testbed.daemon_pid(b) is None, "a linkemud from an earlier test is running"
+        return b
+
+    @pytest.fixture(name="bed")
+    def bed(bed_session):
+        return build(bed_session) if bed_built else bed_session
+
+    @pytest.fixture(name="bed_up")
+    def bed_up(bed_session):
+        return build(bed_session)
+
+    @pytest.fixture(name="run_link")
+    def run_link(bed_up, linkemud_bin):
+        links: list[Link] = []
+
+        def start(a2b: str | None = "", b2a: str | None = "", *extra: str) -> Link:
+            link = Link(bed_up, a2b, b2a, extra, classes=classes_add_up)
+            links.append(link)
+            return link
+
+        yield start
+        errors = []
+        for link in links:
+            if link.final is None:
+                try:
+                    link.stop()
+                except AssertionError as e:
+                    errors.append(str(e))
+        if testbed.daemon_pid(bed_up) is not None:       # never leave one running
+            linkemu("stop", "--bed", name)
+        assert not errors, errors
+
+    return bed_session, bed, bed_up, run_link

@@ -75,7 +75,7 @@ sanitize: build $(SAN_BUILD)/build.ninja
 	$(SAN_ENV) meson test -C $(SAN_BUILD) --print-errorlogs
 	$(SAN_ENV) LINKEMU_TOOLS_DIR=$(CURDIR)/$(SAN_BUILD)/src/tools \
 		$(PYTEST) tests/lab/test_tools.py -k "bad_arguments or help or noisefloor_runs" -q
-	LINKEMU_SAN_BUILD=$(CURDIR)/$(SAN_BUILD) $(PYTEST) tests/reliability/test_sanitized_daemon.py -v
+	LINKEMU_SAN_BUILD=$(CURDIR)/$(SAN_BUILD) flock /tmp/linkemu-bed-lz.lock $(PYTEST) tests/sanitize -v -rs
 
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
@@ -98,4 +98,14 @@ fuzz-smoke: fuzz-build
 	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
 	$(PYTEST) tests/fuzz -q
 
-reliability: sanitize fuzz-smoke
+SOAK_SECONDS ?= 600
+soak: build
+	SOAK_SECONDS=$(SOAK_SECONDS) flock /tmp/linkemu-bed-ls.lock $(PYTEST) tests/soak -v -s -rs
+
+soak-short: build
+	SOAK_SECONDS=60 flock /tmp/linkemu-bed-ls.lock $(PYTEST) tests/soak -v -s -rs
+
+faults: build
+	flock /tmp/linkemu-bed-lf.lock $(PYTEST) tests/faults -v -rs
+
+reliability: sanitize fuzz-smoke soak-short faults

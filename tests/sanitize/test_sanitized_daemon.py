@@ -12,12 +12,12 @@ import os
 import time
 from pathlib import Path
 
-import pytest
+from kit import REPO, need
+from kit.traffic import Traffic, clients, iperf_bytes
+from linkemu.daemon.summary import conservation_problems
 
-import rkit
-
-SAN_BUILD = Path(os.environ.get("LINKEMU_SAN_BUILD", rkit.REPO / "build-san"))
-TRACE = rkit.REPO / "traces" / "pantheon_12mbps.trace"
+SAN_BUILD = Path(os.environ.get("LINKEMU_SAN_BUILD", REPO / "build-san"))
+TRACE = REPO / "traces" / "pantheon_12mbps.trace"
 
 # Every stage: jitter with reordering and a table, a loss chain, duplicate,
 # corrupt, reorder with a gap, rate with overhead and a queue under CoDel
@@ -50,38 +50,29 @@ def sanitizer_env(logdir: Path) -> dict:
     }
 
 
-def test_sanitized_daemon_with_every_stage(prerequisites, tmp_path):
+def test_sanitized_daemon_with_every_stage(bed_up, run_link, monkeypatch, tmp_path):
     daemon = SAN_BUILD / "src" / "dataplane" / "linkemud"
-    assert daemon.exists(), f"{daemon} not built: run `make sanitize`"
-    assert TRACE.exists()
-    env = sanitizer_env(tmp_path)
-    with rkit.held_bed("lz") as bed:
-        rkit.must(bed.run(A2B, B2A, env=env, timeout=120))
-        traffic = rkit.Traffic(bed, seconds=8, udp_rate="5M", ping_interval=0.1).start()
-        applied = 0
-        with rkit.Control(bed) as ctl:
-            for d, grammar in LIVE_SETS:
-                time.sleep(1.0)
-                r = ctl.request(f"set {d} {grammar}")
-                assert r["ok"], r
-                applied += 1
-            results = traffic.finish()
-            stats = ctl.stats()
-        assert applied == len(LIVE_SETS)
-        assert not rkit.conservation_problems(stats)
-        for label, (rc, out, err) in results.items():
-            if label.startswith("iperf3 ") and "server" not in label:
-                assert rkit.iperf_bytes((rc, out, err)) > 0, label
-            if label.startswith("ping"):
-                assert " 0 received" not in out, (label, out)
-        stop = bed.stop()
-        assert stop.returncode == 0, stop.stdout + stop.stderr
-        final = bed.final()
-        assert final is not None, bed.log()[-3000:]
-        assert final["conserved"]
-        log = bed.log()
+    need(daemon.exists(), f"{daemon} not built: run `make sanitize`")
+    for k, v in sanitizer_env(tmp_path).items():
+        monkeypatch.setenv(k, v)        # the kit's `linkemu run` passes our environment on
+    link = run_link(A2B, B2A)
+    traffic = Traffic(bed_up, seconds=8, udp_rate="5M", ping_interval=0.1).start()
+    with link.client() as ctl:
+        for d, grammar in LIVE_SETS:
+            time.sleep(1.0)
+            ctl.call(f"set {d} {grammar}")
+        results = traffic.finish()
+        stats = ctl.stats()
+    assert not conservation_problems(stats)
+    for label, r in clients(results).items():
+        assert iperf_bytes(r) > 0, label
+    for side in ("src", "dst"):
+        rc, out, err = results[f"ping {side}"]
+        assert " 0 received" not in out, (side, out, err)
+    link.stop()                         # clean stop; conservation, classes included
     reports = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("asan", "ubsan")))
     texts = "\n".join((tmp_path / r).read_text(errors="replace")[:4000] for r in reports)
     assert not reports, f"sanitizer reports: {reports}\n{texts}"
+    log = (bed_up.run_dir / "linkemud.log").read_text(errors="replace")
     for needle in ("AddressSanitizer", "LeakSanitizer", "runtime error:"):
         assert needle not in log, log[-4000:]

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-import struct
 import sys
 import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path[:0] = [str(HERE.parent), str(REPO / "python")]   # the kit (tests/) and linkemu
+from kit.frames import frames  # noqa: E402
 CORPUS = HERE / "corpus"
 WORDS = set((HERE / "grammar.dict").read_text().split('"')[1::2])
 
@@ -87,65 +88,9 @@ def dist_seeds() -> list[bytes]:
     return seeds
 
 
-def csum(b: bytes) -> int:
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def eth(ethertype: int, tags: tuple[int, ...] = ()) -> bytes:
-    h = bytes.fromhex("020000000002020000000001")
-    for tpid, vid in tags:
-        h += struct.pack("!HH", tpid, vid)
-    return h + struct.pack("!H", ethertype)
-
-
-def ipv4(proto: int, payload: bytes, tos: int = 0, options: bytes = b"", frag: int = 0) -> bytes:
-    ihl = 5 + len(options) // 4
-    h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, tos, 4 * ihl + len(payload), 1, frag, 64, proto, 0,
-                    bytes([198, 18, 0, 1]), bytes([198, 18, 0, 2])) + options
-    h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
-    return h + payload
-
-
-def ipv6(nh: int, payload: bytes, tc: int = 0) -> bytes:
-    src = bytes.fromhex("20010db8000000000000000000000001")
-    dst = bytes.fromhex("20010db8000000000000000000000002")
-    return struct.pack("!IHBB", 0x60000000 | tc << 20, len(payload), nh, 64) + src + dst + payload
-
-
 def frame_seeds() -> list[bytes]:
-    tcp = struct.pack("!HHIIBBHHH", 40000, 443, 1, 0, 0x50, 0x02, 65535, 0, 0)
-    udp = struct.pack("!HHHH", 53, 9000, 16, 0) + b"payload!"
-    frames = [
-        b"", b"\x00" * 13, eth(0x0800)[:14],                                   # runts
-        eth(0x0800) + ipv4(6, tcp, tos=0xB8 | 1),                              # TCP, EF, ECT(1)
-        eth(0x0800) + ipv4(17, udp, tos=0x88 | 2),                             # UDP, AF41, ECT(0)
-        eth(0x0800) + ipv4(17, udp, options=b"\x01\x01\x01\x00"),              # IP options
-        eth(0x0800) + ipv4(17, udp, frag=0x2000),                              # first fragment
-        eth(0x0800) + ipv4(17, udp, frag=0x0010),                              # later fragment
-        eth(0x0800) + ipv4(1, b"\x08\x00\x00\x00\x00\x01\x00\x01"),            # ICMP
-        eth(0x0800) + ipv4(6, tcp)[:30],                                       # truncated IPv4
-        eth(0x0800) + bytes([0x4F]) + ipv4(6, tcp)[1:],                        # IHL 15 > frame
-        eth(0x0800) + bytes([0x43]) + ipv4(6, tcp)[1:],                        # IHL 3 < 5
-        eth(0x86DD) + ipv6(6, tcp, tc=0xB9),                                   # IPv6 TCP
-        eth(0x86DD) + ipv6(0, bytes([17, 0]) + b"\0" * 6 + udp),               # hop-by-hop, UDP
-        eth(0x86DD) + ipv6(44, bytes([17, 0, 0, 8, 0, 0, 0, 1]) + udp),        # fragment header
-        eth(0x86DD) + ipv6(60, bytes([60, 0]) + b"\0" * 6) * 1,                # dest-opts chain cut
-        eth(0x86DD) + ipv6(6, tcp)[:30],                                       # truncated IPv6
-        eth(0x86DD, ((0x8100, 7),)) + ipv6(58, b"\x80\x00\x00\x00"),           # VLAN 7, ICMPv6
-        eth(0x0800, ((0x88A8, 100), (0x8100, 7))) + ipv4(17, udp),             # QinQ
-        eth(0x0800, ((0x8100, 1), (0x8100, 2), (0x8100, 3))) + ipv4(17, udp),  # three tags
-        eth(0x0806) + b"\x00\x01\x08\x00\x06\x04\x00\x01" + b"\0" * 20,        # ARP
-        eth(0x88B5) + b"\x55" * 46,                                            # local experimental
-        eth(0x0800) + ipv4(132, struct.pack("!HHI", 9, 9, 0)),                 # SCTP port 9
-        eth(0x0800) + ipv4(17, udp + b"\xAA" * 8900),                          # above the MTU
-    ]
     # first byte: rule set (low bits) and "headers cut short" (0x80); fuzz_frame.c
-    return [bytes([sel]) + f for f in frames for sel in (0, 1, 2, 3, 0x81)]
+    return [bytes([sel]) + f for _what, f in frames() for sel in (0, 1, 2, 3, 0x81)]
 
 
 def main() -> int:

@@ -39,7 +39,13 @@ lab-test: build
 control: build
 	$(PYTEST) -m control -v -rs
 
-test: unit integration lab-test control reliability
+test: unit integration lab-test control api-test reliability
+
+# linkemu shell, testbed up --between, run --ports and the Python API
+# (with the example of docs/python.md), on beds "la", "lh" and "lk".
+.PHONY: api-test
+api-test: build
+	$(PYTEST) -m api -v -rs
 
 # The test kit (tests/conftest.py, tests/kit, docs/testing.md): suites are
 # chosen by marker (bed, model, lab, control; live = needs a bed and root).

@@ -5,10 +5,7 @@
 static const char *const cause_names[LE_DROP_CAUSES] = {
 	[LE_DROP_LOSS] = "loss",
 	[LE_DROP_QUEUE_FULL] = "queue_full",
-	[LE_DROP_RING_FULL] = "ring_full",
-	[LE_DROP_TX_REFUSED] = "tx_refused",
 	[LE_DROP_SHUTDOWN] = "shutdown",
-	[LE_DROP_MALFORMED] = "malformed",
 	[LE_DROP_QUEUE_HEAD] = "queue_head",
 	[LE_DROP_CODEL] = "codel",
 	[LE_DROP_STALLED] = "stalled",

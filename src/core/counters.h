@@ -17,10 +17,10 @@
  * how many there are: a corrupted frame is still sent, a marked frame is
  * still sent, a copy that could not be made is not a frame at all.
  *
- * Model causes and events are counted by the link (src/core); the others
- * by the data plane, which owns rings, ports and shutdown. Enum values and
- * names are part of the JSON and control vocabulary: append, never
- * renumber or rename. */
+ * These are the link model's causes and events, counted by the link. A
+ * data plane counts its own causes (rings, ports, runts) beside them
+ * (src/dataplane/dp_counters.h). Names are part of the JSON and control
+ * vocabulary: never rename one. */
 #ifndef LE_COUNTERS_H
 #define LE_COUNTERS_H
 
@@ -29,10 +29,7 @@
 enum le_drop_cause {
 	LE_DROP_LOSS = 0,       /* the loss model chose the frame */
 	LE_DROP_QUEUE_FULL,     /* a limit (`limit`, `limit-bytes`, `limit-queue`) refused the arriving frame */
-	LE_DROP_RING_FULL,      /* data plane: an inter-lcore ring was full */
-	LE_DROP_TX_REFUSED,     /* data plane: the port did not take the frame */
-	LE_DROP_SHUTDOWN,       /* data plane: still in flight at shutdown */
-	LE_DROP_MALFORMED,      /* data plane: frame unusable (e.g. runt, chained beyond limits) */
+	LE_DROP_SHUTDOWN,       /* still held by the link when it was drained at shutdown */
 	LE_DROP_QUEUE_HEAD,     /* `drop-head`: dropped from the head of the queue to make room */
 	LE_DROP_CODEL,          /* `codel` dropped it when it reached the head of the queue */
 	LE_DROP_STALLED,        /* the model's storage was full of frames already due but not

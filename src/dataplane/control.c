@@ -17,8 +17,13 @@
 
 #include <rte_lcore.h>
 
+#include "json.h"
+#include "units.h"
+
 #define POLL_MS 50          /* also how often drained models are freed */
 #define APPLY_TIMEOUT_MS 2000
+/* `set ... at`: model times up to about 146 years, far from overflow. */
+#define LE_TIME_AT_MAX ((le_ns_t)1 << 62)
 
 struct client {
 	int fd;                         /* -1: free slot */
@@ -64,21 +69,6 @@ static void send_text(struct client *c, const char *text, size_t len)
 	}
 }
 
-static void json_escape_to(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20 || ch >= 0x7f)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static void reply_error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reply_error(struct client *c, const char *fmt, ...)
 {
@@ -92,7 +82,7 @@ static void reply_error(struct client *c, const char *fmt, ...)
 	if (!f)
 		return;
 	fputs("{\"ok\": false, \"error\": ", f);
-	json_escape_to(f, msg);
+	le_json_string(f, msg);
 	fputs("}\n", f);
 	fclose(f);
 	send_text(c, buf, len);
@@ -102,7 +92,8 @@ static void reply_error(struct client *c, const char *fmt, ...)
 /* --- commands -------------------------------------------------------- */
 
 static const char HELP[] =
-	"help | show | set a2b|b2a GRAMMAR | stats | reset stats   (one command per line; JSON replies)";
+	"help | show | set a2b|b2a [at +DURATION|MODELTIME] GRAMMAR | stats | reset stats   "
+	"(one command per line; JSON replies)";
 
 static int parse_dir(const char *w, enum le_direction *d)
 {
@@ -125,7 +116,7 @@ static void cmd_show(struct dp_control *ctl, struct client *c)
 	for (int d = 0; d < LE_DIRS; d++) {
 		const struct dp_model *m = __atomic_load_n(&ctl->st->dir[d].models.active, __ATOMIC_ACQUIRE);
 		fprintf(f, ", \"%s\": ", le_direction_name(d));
-		json_escape_to(f, m->text);
+		le_json_string(f, m->text);
 	}
 	fputs("}\n", f);
 	fclose(f);
@@ -139,9 +130,58 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* `at TIME` after the direction: +DURATION from now, or DURATION as an
+ * absolute model time (the clock of stats' time_ns). 1 when given,
+ * 0 when not, -1 (replied) when malformed. *rest moves past it. */
+static int parse_at(struct dp_control *ctl, struct client *c, const char *dir_word, char **rest, le_ns_t *at)
+{
+	char *w = *rest + strspn(*rest, " \t");
+	size_t wl = strcspn(w, " \t");
+	if (wl != 2 || strncmp(w, "at", 2) != 0)
+		return 0;
+	char *t = w + 2 + strspn(w + 2, " \t");
+	size_t tl = strcspn(t, " \t");
+	if (tl == 0) {
+		reply_error(c, "set %s at: missing time (+250ms from now, or a model time like 12.5s)", dir_word);
+		return -1;
+	}
+	char word[64], err[LE_ERR_MAX];
+	snprintf(word, sizeof(word), "%.*s", (int)(tl < 63 ? tl : 63), t);
+	int relative = word[0] == '+';
+	le_ns_t v;
+	if (tl >= sizeof(word) || le_parse_time(word + relative, LE_TIME_AT_MAX, &v, err, sizeof(err))) {
+		reply_error(c, "set %s at: bad time '%s': %s", dir_word, word,
+			    tl >= sizeof(word) ? "too long" : err);
+		return -1;
+	}
+	le_ns_t now = tsc_clock_now(ctl->st->clock);
+	*at = relative ? now + v : v;
+	if (*at == 0)
+		*at = 1; /* 0 means "at once" to the lcore; model time 0 has passed anyway */
+	*rest = t + tl;
+	return 1;
+}
+
+static void reply_set(struct client *c, const char *dir_word, const struct dp_model *m, const char *key,
+		      uint64_t value)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	fprintf(f, "{\"ok\": true, \"dir\": \"%s\", \"config\": ", dir_word);
+	le_json_string(f, m->text);
+	fprintf(f, ", \"%s\": %" PRIu64 "}\n", key, value);
+	fclose(f);
+	send_text(c, buf, len);
+	free(buf);
+}
+
 /* Builds the model here, hands it to the lcore and waits until the lcore
- * has switched, so that every frame received after the reply meets the
- * new link. */
+ * has switched (so that every frame received after the reply meets the
+ * new link), or, with `at`, until it has staged the change, which it
+ * applies exactly at that model time. */
 static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 {
 	char *dir_word = args;
@@ -159,6 +199,10 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 		reply_error(c, "set: unknown direction '%s' (a2b or b2a)", dir_word);
 		return;
 	}
+	le_ns_t at = 0;
+	int timed = parse_at(ctl, c, dir_word, &grammar, &at);
+	if (timed < 0)
+		return;
 	static struct le_path_config cfg; /* large; only this thread parses */
 	char err[LE_ERR_MAX];
 	if (le_path_config_parse(grammar, &cfg, err, sizeof(err))) {
@@ -179,9 +223,10 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 		reply_error(c, "set %s: %s", dir_word, err);
 		return;
 	}
-	uint64_t seq = __atomic_load_n(&dir->models.applied_seq, __ATOMIC_ACQUIRE);
+	uint64_t *seq = timed ? &dir->models.staged_seq : &dir->models.applied_seq;
+	uint64_t seen = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 	unsigned waited = 0;
-	while (dp_model_slot_publish(&dir->models, m)) {
+	while (dp_model_slot_publish(&dir->models, m, at)) {
 		if (waited >= APPLY_TIMEOUT_MS) {
 			dp_model_free(m);
 			reply_error(c, "set %s: the data plane did not take the previous change in %u ms",
@@ -192,29 +237,25 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 		sleep_ms(1);
 		waited++;
 	}
-	/* Spin briefly (the lcore swaps within one poll), then sleep. */
-	for (unsigned spins = 0; __atomic_load_n(&dir->models.applied_seq, __ATOMIC_ACQUIRE) == seq; spins++) {
+	/* Spin briefly (the lcore takes it within one poll), then sleep. */
+	for (unsigned spins = 0; __atomic_load_n(seq, __ATOMIC_ACQUIRE) == seen; spins++) {
 		if (spins > 100000) {
 			sleep_ms(1);
 			if (++waited >= APPLY_TIMEOUT_MS) {
 				/* The lcore will still take it; say so rather than lie. */
-				reply_error(c, "set %s: not applied within %u ms (data plane stalled?)", dir_word,
-					    APPLY_TIMEOUT_MS);
+				uint32_t held = __atomic_load_n(&dir->models.waiting_depth, __ATOMIC_RELAXED);
+				reply_error(c, "set %s: not applied within %u ms (it will be once the earlier change "
+					       "has been applied and earlier models have drained: the lcore last saw "
+					       "%u frames in them, memory allows a new model at %" PRIu64 ")",
+					    dir_word, APPLY_TIMEOUT_MS, held, dir->models.max_retiring_depth);
 				return;
 			}
 		}
 	}
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return;
-	fprintf(f, "{\"ok\": true, \"dir\": \"%s\", \"config\": ", dir_word);
-	json_escape_to(f, m->text);
-	fprintf(f, ", \"applied_ns\": %" PRIu64 "}\n", __atomic_load_n(&dir->models.applied_ns, __ATOMIC_RELAXED));
-	fclose(f);
-	send_text(c, buf, len);
-	free(buf);
+	if (timed)
+		reply_set(c, dir_word, m, "at_ns", at);
+	else
+		reply_set(c, dir_word, m, "applied_ns", __atomic_load_n(&dir->models.applied_ns, __ATOMIC_RELAXED));
 }
 
 static void cmd_stats(struct dp_control *ctl, struct client *c)
@@ -229,8 +270,15 @@ static void cmd_stats(struct dp_control *ctl, struct client *c)
 		return;
 	}
 	pthread_mutex_lock(&ctl->st->lock);
-	dp_state_report(ctl->st, r, 1);
+	int rc = dp_state_report(ctl->st, r, 1);
 	pthread_mutex_unlock(&ctl->st->lock);
+	if (rc) {
+		fclose(f);
+		free(buf);
+		free(r);
+		reply_error(c, "stats: the data plane did not answer (linkemud is stopping)");
+		return;
+	}
 	fputs("{\"ok\": true, \"stats\": ", f);
 	dp_report_print_json(f, r); /* ends with a newline */
 	fclose(f);
@@ -250,7 +298,12 @@ static void cmd_reset_stats(struct dp_control *ctl, struct client *c)
 		return;
 	}
 	pthread_mutex_lock(&ctl->st->lock);
-	dp_state_report(ctl->st, r, 0);
+	if (dp_state_report(ctl->st, r, 0)) {
+		pthread_mutex_unlock(&ctl->st->lock);
+		free(r);
+		reply_error(c, "reset stats: the data plane did not answer (linkemud is stopping)");
+		return;
+	}
 	free(ctl->st->baseline);
 	ctl->st->baseline = r;
 	pthread_mutex_unlock(&ctl->st->lock);

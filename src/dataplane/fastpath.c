@@ -29,7 +29,7 @@ static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 		struct rte_mbuf *m = pkts[i];
 		t->ctr.rx_bytes += m->pkt_len;
 		if (unlikely(m->pkt_len < DP_MIN_FRAME)) {
-			t->ctr.drop[LE_DROP_MALFORMED]++;
+			t->ctr.drop[DP_DROP_MALFORMED]++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -42,10 +42,10 @@ static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n, int use_meta_arrival,
 			   le_ns_t now)
 {
-	struct le_path *path = &t->dir->models.active->path;
+	struct dp_model_slot *ms = &t->dir->models;
 	for (unsigned i = 0; i < n; i++) {
 		le_ns_t arrival = use_meta_arrival ? meta_of(t, pkts[i])->arrival : now;
-		le_path_enqueue(path, pkts[i], pkts[i]->pkt_len, arrival);
+		dp_model_slot_offer(ms, pkts[i], pkts[i]->pkt_len, arrival);
 	}
 }
 
@@ -64,12 +64,8 @@ static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, ui
 static void take_due(struct dp_task *t, int stamp_mbuf, le_ns_t now)
 {
 	struct le_frame frames[DP_BURST_MAX];
-	struct dp_model_slot *ms = &t->dir->models;
-	unsigned k = 0;
-	/* Frames of models being retired first: they were received earlier. */
-	for (unsigned r = 0; r < ms->nretiring && k < t->ctx->burst; r++)
-		k += le_path_dequeue(&ms->retiring[r]->path, now, frames + k, t->ctx->burst - k);
-	k += le_path_dequeue(&ms->active->path, now, frames + k, t->ctx->burst - k);
+	/* Every model's due frames, retiring ones included, by deadline. */
+	unsigned k = dp_model_slot_dequeue(&t->dir->models, now, frames, t->ctx->burst);
 	for (unsigned i = 0; i < k; i++) {
 		struct rte_mbuf *m = frames[i].handle;
 		if (stamp_mbuf)
@@ -109,6 +105,7 @@ static unsigned flush_to_ring(struct dp_task *t)
 	unsigned done = rte_ring_sp_enqueue_burst(t->dir->tx_ring, (void **)&p->m[p->first], p->count, NULL);
 	p->first += done;
 	p->count -= done;
+	t->ring_out += done;
 	return done;
 }
 
@@ -144,10 +141,11 @@ static unsigned poll_rx(struct dp_task *t)
 	for (unsigned i = 0; i < kept; i++)
 		meta_of(t, pkts[i])->arrival = now;
 	unsigned done = rte_ring_sp_enqueue_burst(t->dir->rx_ring, (void **)pkts, kept, NULL);
+	t->ring_out += done;
 	/* DEMU's choice: a full ring drops at RX, which bounds the delay the
 	 * ring itself could add; counted, never silent. */
 	for (unsigned i = done; i < kept; i++) {
-		t->ctr.drop[LE_DROP_RING_FULL]++;
+		t->ctr.drop[DP_DROP_RING_FULL]++;
 		rte_pktmbuf_free(pkts[i]);
 	}
 	/* Published after the enqueue: a frame stamped before the watermark
@@ -168,8 +166,11 @@ static unsigned poll_worker(struct dp_task *t)
 	 * ring still holds frames. */
 	le_ns_t horizon = __atomic_load_n(&t->dir->rx_watermark, __ATOMIC_ACQUIRE);
 	le_ns_t now = tsc_clock_now(t->ctx->clock);
-	dp_model_slot_poll(&t->dir->models, now);
+	/* Not past the horizon either: a change at T must still send frames
+	 * that arrived before T, but wait in the ring, to the old model. */
+	dp_model_slot_poll(&t->dir->models, now < horizon ? now : horizon);
 	unsigned n = rte_ring_sc_dequeue_burst(t->dir->rx_ring, (void **)pkts, t->ctx->burst, &left);
+	t->ring_in += n;
 	if (n) {
 		/* Before offering: the model may free a frame it drops. */
 		if (left)
@@ -186,6 +187,7 @@ static unsigned poll_tx(struct dp_task *t)
 	struct dp_pending *p = &t->pending;
 	if (p->count == 0) {
 		unsigned n = rte_ring_sc_dequeue_burst(t->dir->tx_ring, (void **)p->m, t->ctx->burst, NULL);
+		t->ring_in += n;
 		for (unsigned i = 0; i < n; i++)
 			pending_set(p, i, p->m[i], p->m[i]->pkt_len, meta_of(t, p->m[i])->deadline);
 		p->first = 0;
@@ -203,6 +205,18 @@ unsigned dp_task_poll(struct dp_task *t)
 	case DP_TASK_TX: return poll_tx(t);
 	}
 	return 0;
+}
+
+void dp_task_snapshot(const struct dp_task *t, struct dp_task_snapshot *out)
+{
+	out->ctr = t->ctr;
+	out->ring_in = t->ring_in;
+	out->ring_out = t->ring_out;
+	out->held = t->pending.count;
+	if (t->kind == DP_TASK_RUN_TO_COMPLETION || t->kind == DP_TASK_WORKER)
+		dp_model_slot_snapshot(&t->dir->models, &out->models);
+	else
+		out->models = (struct dp_model_slot_snapshot){0};
 }
 
 void dp_task_send_due_at_shutdown(struct dp_task *t)
@@ -235,7 +249,7 @@ void dp_task_flush_at_shutdown(struct dp_task *t)
 	struct dp_pending *p = &t->pending;
 	for (unsigned i = 0; i < p->count; i++)
 		rte_pktmbuf_free(p->m[p->first + i]);
-	t->dir->shutdown_ctr.drop[LE_DROP_SHUTDOWN] += p->count;
+	t->dir->shutdown_ctr.drop[DP_DROP_SHUTDOWN] += p->count;
 	p->first = 0;
 	p->count = 0;
 }

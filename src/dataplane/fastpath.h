@@ -23,6 +23,7 @@
 #include <rte_ring.h>
 
 #include "counters.h"
+#include "dp_counters.h"
 #include "hist.h"
 #include "link.h"
 #include "model_slot.h"
@@ -51,7 +52,8 @@ struct dp_direction {
 	struct dp_model_slot models; /* the link model, swappable at run time */
 	struct rte_ring *rx_ring;   /* pipeline only */
 	struct rte_ring *tx_ring;   /* pipeline only */
-	struct le_counters shutdown_ctr; /* written by the main lcore after the stop */
+	struct dp_counters shutdown_ctr; /* written by the main lcore after the stop */
+	uint64_t ring_flushed[2];   /* rx_ring, tx_ring: freed from them at shutdown */
 	/* Pipeline: RX lcore's promise that every frame stamped before this
 	 * time is in rx_ring. On its own cache line: written every poll. */
 	le_ns_t rx_watermark __rte_cache_aligned;
@@ -74,23 +76,48 @@ struct dp_context {
 	volatile int *stop;     /* set by the signal handler */
 };
 
+/* A task's counts as of one burst boundary, copied by its own lcore. */
+struct dp_task_snapshot {
+	struct dp_counters ctr;
+	uint64_t ring_in, ring_out;
+	unsigned held;
+	struct dp_model_slot_snapshot models;   /* tasks that run the model */
+};
+
 struct dp_task {
 	enum dp_task_kind kind;
 	struct dp_direction *dir;
 	const struct dp_context *ctx;
-	struct le_counters ctr;  /* rx, tx and data-plane drops of this task */
+	struct dp_counters ctr;  /* rx, tx and data-plane drops of this task */
+	uint64_t ring_in;        /* frames taken from the ring before it (pipeline) */
+	uint64_t ring_out;       /* frames put on the ring after it (pipeline) */
 	struct le_hist error;    /* emulation error (send time - deadline), TX-side tasks */
 	struct dp_pending pending;
+	/* Snapshot on request (snapshot.h): a reader bumps snap_req, the
+	 * lcore fills `snap` between two polls and sets snap_done to it. On
+	 * their own cache line, so a request does not disturb the counters. */
+	uint64_t snap_req __rte_cache_aligned;
+	uint64_t snap_done;
+	struct dp_task_snapshot snap;
 } __rte_cache_aligned;
 
 /* One pass of the task; returns the number of frames it moved (so an
  * idle lcore could back off; today they all busy-poll). */
 unsigned dp_task_poll(struct dp_task *t);
 
-/* Frames the task still holds (pending buffer). */
-static inline unsigned dp_task_held(const struct dp_task *t)
+/* Copies the task's counts (and its model's, if it runs one) into *out.
+ * The task's own lcore, or anyone once the lcores stopped. */
+void dp_task_snapshot(const struct dp_task *t, struct dp_task_snapshot *out);
+
+/* Between polls, on the task's lcore: answers a pending snapshot request.
+ * One load when there is none. */
+static inline void dp_task_serve_snapshot(struct dp_task *t)
 {
-	return t->pending.count;
+	uint64_t req = __atomic_load_n(&t->snap_req, __ATOMIC_ACQUIRE);
+	if (likely(req == t->snap_done))
+		return;
+	dp_task_snapshot(t, &t->snap);
+	__atomic_store_n(&t->snap_done, req, __ATOMIC_RELEASE);
 }
 
 /* After the stop, before the ports stop, on the main lcore: hands on what

@@ -63,7 +63,7 @@ int dp_plan_build(struct dp_plan *p, enum dp_layout_kind want, const unsigned *l
 			 dp_layout_name(kind), need,
 			 kind == DP_LAYOUT_PIPELINE ? "RX, worker and TX per direction" : "one per direction",
 			 nlcores, dp_layout_name(choose_auto(nlcores)));
-		return -1;
+		return -2;
 	}
 	p->kind = kind;
 	int rc = 0;

@@ -34,7 +34,8 @@ struct dp_plan {
 unsigned dp_layout_lcores_needed(enum dp_layout_kind k);
 
 /* Builds the plan for `want` over the lcores given (lcore_ids[0] is the
- * main lcore). -1 with a message when the lcores cannot carry it. */
+ * main lcore). With a message: -2 when the lcores cannot carry the layout
+ * (the user's choice), -1 when task memory could not be allocated. */
 int dp_plan_build(struct dp_plan *p, enum dp_layout_kind want, const unsigned *lcore_ids, unsigned nlcores,
 		  struct dp_direction dirs[LE_DIRS], const struct dp_context *ctx, char *err, size_t errlen);
 void dp_plan_free(struct dp_plan *p);

@@ -25,6 +25,7 @@
 #include <rte_pdump.h>
 
 #include "control.h"
+#include "fault.h"
 #include "fastpath.h"
 #include "frame_meta.h"
 #include "layout.h"
@@ -38,6 +39,11 @@
 #include "tsc_clock.h"
 
 #define MBUF_CACHE 256u
+
+/* Exit statuses: 0 done, 1 the environment failed (memory, ports, clock,
+ * a socket), 2 bad input (options, grammar, a layout the lcores cannot
+ * carry, a link that cannot be built from its files). */
+enum { EXIT_ENV = 1, EXIT_INPUT = 2 };
 
 /* The one piece of state a signal handler must reach. */
 static volatile int g_stop;
@@ -100,21 +106,31 @@ static uint64_t random_seed(void)
 }
 
 /* Every mbuf that can be held at once, so the pool never runs dry while
- * the model still has room: link queues, rings, pending buffers, port
- * descriptor rings and per-lcore mempool caches. */
+ * the models still have room:
+ *
+ *   per direction  DP_MODEL_LIMITS x max_limit   models: the active one and
+ *                                                those still draining
+ *                                                (model_slot.h enforces it;
+ *                                                `limit` counts duplicates)
+ *                + 2 x ring_size                 pipeline rings
+ *   + tasks x (DP_BURST_MAX + burst)             pending buffers + one burst
+ *   + RX and TX descriptors of both ports
+ *   + (lcores + 1) x 1.5 x MBUF_CACHE            per-lcore mempool caches
+ *   + 1024                                       drivers that hold a few more
+ *
+ * If the pool runs dry anyway the driver drops at RX, counted as the
+ * port's rx_nombuf/imissed in every report. */
 static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_queues q[DP_PORTS],
 			     const struct dp_plan *plan)
 {
-	/* A live `set` may raise a direction's limits up to max_limit; every
-	 * held frame may have a duplicate beside it (`duplicate`). */
-	uint64_t n = (uint64_t)LE_DIRS * 2 * o->max_limit;
+	uint64_t n = (uint64_t)LE_DIRS * DP_MODEL_LIMITS * o->max_limit;
 	if (plan->kind == DP_LAYOUT_PIPELINE)
 		n += (uint64_t)LE_DIRS * 2 * o->ring_size;
 	n += (uint64_t)plan->ntasks * (DP_BURST_MAX + o->burst);
 	for (int p = 0; p < DP_PORTS; p++)
 		n += q[p].nb_rxd + q[p].nb_txd;
 	n += (uint64_t)(plan->nlcores + 1) * MBUF_CACHE * 3 / 2;
-	n += 1024; /* slack for drivers that hold a few extra (af_xdp fill ring) */
+	n += 1024;
 	if (n > UINT32_MAX)
 		n = UINT32_MAX;
 	return (unsigned)n;
@@ -133,6 +149,8 @@ struct daemon {
 	struct dp_state state;       /* what the control thread and telemetry see */
 	struct dp_control *control;
 	int pdump_ready;
+	int state_ready;             /* state.lock initialised */
+	unsigned ports_started;      /* bit p: port p runs */
 };
 
 static int lcore_loop(void *arg)
@@ -140,8 +158,10 @@ static int lcore_loop(void *arg)
 	struct dp_lcore_work *w = arg;
 	const struct dp_context *ctx = w->task[0]->ctx;
 	while (!__atomic_load_n(ctx->stop, __ATOMIC_RELAXED))
-		for (unsigned i = 0; i < w->ntasks; i++)
+		for (unsigned i = 0; i < w->ntasks; i++) {
 			dp_task_poll(w->task[i]);
+			dp_task_serve_snapshot(w->task[i]);
+		}
 	return 0;
 }
 
@@ -153,13 +173,17 @@ static int setup_links(struct daemon *dm, char *err, size_t errlen)
 		dir->id = (enum le_direction)d;
 		dir->port_in = d == LE_DIR_A2B ? 0 : 1;
 		dir->port_out = d == LE_DIR_A2B ? 1 : 0;
-		struct dp_model *m = dp_model_new(&dm->opt.path[d], dir->id, dm->seed, &dm->ops, sub, sizeof(sub));
+		struct dp_model *m = NULL;
+		if (d == LE_DIR_A2B && dp_test_fault("link"))
+			snprintf(sub, sizeof(sub), "cannot build the link (test fault 'link')");
+		else
+			m = dp_model_new(&dm->opt.path[d], dir->id, dm->seed, &dm->ops, sub, sizeof(sub));
 		if (!m) {
 			snprintf(err, errlen, "%s: %s", le_direction_name(d), sub);
 			return -1;
 		}
 		snprintf(name, sizeof(name), "le_%s_retired", le_direction_name(d));
-		if (dp_model_slot_init(&dir->models, m, name, err, errlen)) {
+		if (dp_model_slot_init(&dir->models, m, dm->opt.max_limit, name, err, errlen)) {
 			dp_model_free(m);
 			return -1;
 		}
@@ -210,9 +234,15 @@ static int setup_memory(struct daemon *dm, char *err, size_t errlen)
 
 static int start_ports(struct daemon *dm, char *err, size_t errlen)
 {
-	for (uint16_t p = 0; p < DP_PORTS; p++)
+	for (uint16_t p = 0; p < DP_PORTS; p++) {
+		if (p == 1 && dp_test_fault("port-start")) {
+			snprintf(err, errlen, "port 1: start failed (test fault 'port-start')");
+			return -1;
+		}
 		if (dp_port_start(p, &dm->queues[p], dm->pool, err, errlen))
 			return -1;
+		dm->ports_started |= 1u << p;
+	}
 	return 0;
 }
 
@@ -233,11 +263,9 @@ static void shutdown_flush(struct daemon *dm)
 		dp_task_flush_at_shutdown(dm->plan.task[i]);
 	for (int d = 0; d < LE_DIRS; d++) {
 		struct dp_direction *dir = &dm->dir[d];
-		uint64_t *count = &dir->shutdown_ctr.drop[LE_DROP_SHUTDOWN];
+		uint64_t *count = &dir->shutdown_ctr.drop[DP_DROP_SHUTDOWN];
 		unsigned k;
-		struct dp_model_slot *ms = &dir->models;
-		for (unsigned r = 0; r <= ms->nretiring; r++)
-			le_path_drain(r < ms->nretiring ? &ms->retiring[r]->path : &ms->active->path);
+		dp_model_slot_drain(&dir->models);
 		struct rte_ring *rings[2] = {dir->rx_ring, dir->tx_ring};
 		for (int r = 0; r < 2; r++) {
 			if (!rings[r])
@@ -245,6 +273,7 @@ static void shutdown_flush(struct daemon *dm)
 			while ((k = rte_ring_dequeue_burst(rings[r], (void **)m, DP_BURST_MAX, NULL)) > 0) {
 				rte_pktmbuf_free_bulk(m, k);
 				*count += k;
+				dir->ring_flushed[r] += k;
 			}
 		}
 	}
@@ -255,10 +284,11 @@ static int write_reports(struct daemon *dm)
 	struct dp_report *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -1;
-	pthread_mutex_lock(&dm->state.lock);
-	dp_state_report(&dm->state, r, 0);
-	pthread_mutex_unlock(&dm->state.lock);
-
+	/* The lcores stopped: read directly. */
+	if (dp_state_report(&dm->state, r, 0)) {
+		free(r);
+		return -1;
+	}
 	int rc = 0;
 	if (dm->opt.json)
 		dp_report_print_json(stdout, r);
@@ -293,9 +323,10 @@ static int start_observers(struct daemon *dm, char *err, size_t errlen)
 	dm->state = (struct dp_state){
 		.dir = dm->dir, .plan = &dm->plan, .clock = &dm->clock, .pool = dm->pool,
 		.seed = dm->seed, .started_ns = tsc_clock_now(&dm->clock), .max_limit = dm->opt.max_limit,
-		.ops = &dm->ops,
+		.ops = &dm->ops, .stop = &g_stop,
 	};
 	pthread_mutex_init(&dm->state.lock, NULL);
+	dm->state_ready = 1;
 	if (dp_telemetry_attach(&dm->state))
 		fprintf(stderr, "linkemud: note: telemetry commands not registered\n");
 	/* rte_pdump needs the multi-process channel (absent with --in-memory). */
@@ -329,7 +360,24 @@ static void print_ready(const struct daemon *dm)
 	fflush(stdout);
 }
 
-static int run(struct daemon *dm)
+static void stop_ports(struct daemon *dm)
+{
+	for (uint16_t p = 0; p < DP_PORTS; p++)
+		if (dm->ports_started & (1u << p))
+			(void)rte_eth_dev_stop(p);
+	dm->ports_started = 0;
+}
+
+static void set_lcores_running(struct daemon *dm, int running)
+{
+	pthread_mutex_lock(&dm->state.lock);
+	dm->state.lcores_running = running;
+	pthread_mutex_unlock(&dm->state.lock);
+}
+
+/* Everything up to "ready". 0, or the exit status after printing why;
+ * release() undoes whatever part was done. */
+static int start(struct daemon *dm)
 {
 	char err[LE_ERR_MAX + 128];
 	unsigned ids[RTE_MAX_LCORE], nlcores = 0, lc;
@@ -338,9 +386,9 @@ static int run(struct daemon *dm)
 	RTE_LCORE_FOREACH_WORKER(lc)
 		ids[nlcores++] = lc;
 
-	if (tsc_clock_calibrate(&dm->clock, 200)) {
+	if (dp_test_fault("tsc") || tsc_clock_calibrate(&dm->clock, 200)) {
 		die("%s", "TSC calibration failed: the TSC and CLOCK_MONOTONIC_RAW disagree by > 5 %");
-		return 1;
+		return EXIT_ENV;
 	}
 	dm->ctx = (struct dp_context){
 		.clock = &dm->clock, .burst = dm->opt.burst, .stop = &g_stop,
@@ -348,57 +396,89 @@ static int run(struct daemon *dm)
 	dm->ctx.meta_offset = frame_meta_register();
 	if (dm->ctx.meta_offset < 0) {
 		die("cannot register the mbuf dynamic field: %s", rte_strerror(rte_errno));
-		return 1;
+		return EXIT_ENV;
 	}
-	if (dp_ports_check(err, sizeof(err)) ||
-	    dp_plan_build(&dm->plan, dm->opt.layout, ids, nlcores, dm->dir, &dm->ctx, err, sizeof(err)) ||
-	    setup_memory(dm, err, sizeof(err)) || setup_links(dm, err, sizeof(err)) ||
-	    setup_rings(dm, err, sizeof(err)) || start_ports(dm, err, sizeof(err))) {
+	if (dp_ports_check(err, sizeof(err))) {
 		die("%s", err);
-		return 1;
+		return EXIT_INPUT;
+	}
+	int rc = dp_plan_build(&dm->plan, dm->opt.layout, ids, nlcores, dm->dir, &dm->ctx, err, sizeof(err));
+	if (rc) {
+		die("%s", err);
+		return rc == -2 ? EXIT_INPUT : EXIT_ENV;
+	}
+	if (setup_memory(dm, err, sizeof(err))) {
+		die("%s", err);
+		return EXIT_ENV;
+	}
+	if (setup_links(dm, err, sizeof(err))) {
+		die("%s", err);
+		return EXIT_INPUT;
+	}
+	if (setup_rings(dm, err, sizeof(err)) || start_ports(dm, err, sizeof(err))) {
+		die("%s", err);
+		return EXIT_ENV;
 	}
 	if (nlcores > dm->plan.nlcores)
 		fprintf(stderr, "linkemud: note: %u lcore(s) given, layout %s uses %u; the rest stay idle\n",
 			nlcores, dp_layout_name(dm->plan.kind), dm->plan.nlcores);
-
 	if (start_observers(dm, err, sizeof(err))) {
 		die("%s", err);
-		return 1;
+		return EXIT_ENV;
 	}
+	return 0;
+}
+
+/* Forwards until a signal, then ends faithfully: due frames sent, the
+ * rest counted, reports written. */
+static int serve(struct daemon *dm)
+{
 	int qos_fd = dm->opt.no_pm_qos ? -1 : pm_qos_hold_zero_latency();
 	if (!dm->opt.no_pm_qos && qos_fd < 0)
 		fprintf(stderr, "linkemud: note: cannot hold /dev/cpu_dma_latency at 0 (%s); "
 				"CPU wake-ups may add latency\n", strerror(errno));
 	print_ready(dm);
 
+	set_lcores_running(dm, 1);
 	for (unsigned s = 1; s < dm->plan.nlcores; s++)
 		rte_eal_remote_launch(lcore_loop, &dm->plan.lcore[s], dm->plan.lcore[s].lcore_id);
 	lcore_loop(&dm->plan.lcore[0]);
 	rte_eal_mp_wait_lcore();
+	set_lcores_running(dm, 0);
 	pm_qos_release(qos_fd);
 	stop_observers(dm);
 
 	shutdown_send_due(dm);
-	for (uint16_t p = 0; p < DP_PORTS; p++)
-		(void)rte_eth_dev_stop(p);
+	stop_ports(dm);
 	shutdown_flush(dm);
-	return write_reports(dm) ? 1 : 0;
+	return write_reports(dm) ? EXIT_ENV : 0;
 }
 
+/* Undoes what start() and serve() did, whatever part of it that was:
+ * every step tolerates a piece that was never set up. */
 static void release(struct daemon *dm)
 {
-	stop_observers(dm); /* when run() failed half-way */
-	pthread_mutex_lock(&dm->state.lock);
-	for (uint16_t p = 0; p < rte_eth_dev_count_avail() && p < DP_PORTS; p++)
+	stop_observers(dm); /* when start() failed half-way */
+	if (dm->state_ready)
+		pthread_mutex_lock(&dm->state.lock); /* telemetry may still be in a callback */
+	/* Ports first: they hold mbufs of the pool in their rings. */
+	stop_ports(dm);
+	uint16_t p;
+	RTE_ETH_FOREACH_DEV(p)
 		(void)rte_eth_dev_close(p);
 	for (int d = 0; d < LE_DIRS; d++) {
 		dp_model_slot_fini(&dm->dir[d].models);
 		rte_ring_free(dm->dir[d].rx_ring);
 		rte_ring_free(dm->dir[d].tx_ring);
+		dm->dir[d].rx_ring = dm->dir[d].tx_ring = NULL;
 	}
 	dp_plan_free(&dm->plan);
 	rte_mempool_free(dm->pool);
-	pthread_mutex_unlock(&dm->state.lock);
+	dm->pool = NULL;
+	free(dm->state.baseline);
+	dm->state.baseline = NULL;
+	if (dm->state_ready)
+		pthread_mutex_unlock(&dm->state.lock);
 }
 
 int main(int argc, char **argv)
@@ -423,7 +503,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* EAL installs no SIGINT/SIGTERM handlers of its own; ours stand. */
-	rc = run(&dm);
+	rc = start(&dm);
+	if (rc == 0)
+		rc = serve(&dm);
 	release(&dm);
 	rte_eal_cleanup();
 	return rc;

@@ -29,12 +29,20 @@ void dp_model_free(struct dp_model *m)
 	free(m);
 }
 
-int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, const char *name, char *err,
-		       size_t errlen)
+static struct dp_model *model_of(struct le_path *p)
+{
+	return (struct dp_model *)p; /* path is the first member */
+}
+
+int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t max_limit, const char *name,
+		       char *err, size_t errlen)
 {
 	*s = (struct dp_model_slot){.active = first};
-	/* More than the lcore can ever hold: retiring + mailbox + active. */
-	s->retired = rte_ring_create(name, 2 * DP_RETIRING_MAX, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	le_swap_init(&s->swap, &first->path);
+	s->max_retiring_depth = (uint64_t)(DP_MODEL_LIMITS - 2) * max_limit;
+	/* Room for every path le_swap can hand back, and the active one. */
+	s->retired = rte_ring_create(name, 4 * LE_SWAP_RETIRING_MAX, SOCKET_ID_ANY,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (!s->retired) {
 		snprintf(err, errlen, "cannot create ring %s: %s", name, rte_strerror(rte_errno));
 		return -1;
@@ -42,115 +50,98 @@ int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, const ch
 	return 0;
 }
 
-/* The model-side counts that belong to the direction's totals. */
-static void add_model_counts(struct le_counters *out, const struct dp_model *m)
-{
-	struct le_counters c = {0};
-	le_path_counters(&m->path, &c);
-	for (int k = 0; k < LE_DROP_CAUSES; k++)
-		out->drop[k] += c.drop[k];
-	for (int k = 0; k < LE_EVENTS; k++)
-		out->event[k] += c.event[k];
-	out->dup += c.dup;
-}
-
-static void fold_and_free(struct dp_model_slot *s, struct dp_model *m)
-{
-	add_model_counts(&s->retired_ctr, m);
-	dp_model_free(m);
-}
-
 void dp_model_slot_collect(struct dp_model_slot *s)
 {
 	void *m;
-	while (rte_ring_sc_dequeue(s->retired, &m) == 0)
-		fold_and_free(s, m);
+	while (s->retired && rte_ring_sc_dequeue(s->retired, &m) == 0)
+		dp_model_free(m);
 }
 
 void dp_model_slot_fini(struct dp_model_slot *s)
 {
+	struct le_path *paths[LE_SWAP_RETIRING_MAX * 2 + 2];
 	dp_model_slot_collect(s);
-	for (unsigned i = 0; i < s->nretiring; i++)
-		fold_and_free(s, s->retiring[i]);
-	s->nretiring = 0;
-	if (s->mailbox)
-		dp_model_free(s->mailbox);
-	if (s->active)
-		fold_and_free(s, s->active);
-	s->mailbox = s->active = NULL;
+	if (s->swap.active) {
+		unsigned n = le_swap_release(&s->swap, paths);
+		for (unsigned i = 0; i < n; i++)
+			dp_model_free(model_of(paths[i]));
+	} else {
+		dp_model_free(s->active); /* set but never handed to le_swap */
+	}
+	dp_model_free(s->mailbox);
 	rte_ring_free(s->retired);
-	s->retired = NULL;
+	*s = (struct dp_model_slot){0};
 }
 
-int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m)
+int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m, le_ns_t at)
 {
 	if (__atomic_load_n(&s->mailbox, __ATOMIC_ACQUIRE) != NULL)
 		return -1;
+	s->mailbox_at = at;
 	__atomic_store_n(&s->mailbox, m, __ATOMIC_RELEASE);
 	return 0;
 }
 
-void dp_model_slot_counters(const struct dp_model_slot *s, struct le_counters *out)
+static void try_stage(struct dp_model_slot *s, struct dp_model *next)
 {
-	const struct dp_model *a = __atomic_load_n(&s->active, __ATOMIC_ACQUIRE);
-	unsigned n = __atomic_load_n(&s->nretiring, __ATOMIC_ACQUIRE);
-	for (int k = 0; k < LE_DROP_CAUSES; k++)
-		out->drop[k] += s->retired_ctr.drop[k];
-	for (int k = 0; k < LE_EVENTS; k++)
-		out->event[k] += s->retired_ctr.event[k];
-	out->dup += s->retired_ctr.dup;
-	if (a)
-		add_model_counts(out, a);
-	for (unsigned i = 0; i < n; i++) {
-		const struct dp_model *r = __atomic_load_n(&s->retiring[i], __ATOMIC_ACQUIRE);
-		if (r)
-			add_model_counts(out, r);
+	uint32_t retiring = le_swap_depth(&s->swap) - le_path_depth(s->swap.active);
+	if (retiring > s->max_retiring_depth) {
+		__atomic_store_n(&s->waiting_depth, retiring, __ATOMIC_RELAXED);
+		return;
 	}
-}
-
-/* Drained retiring models go back to the control thread. The ring has room
- * for every model that can exist, so the enqueue cannot fail. */
-static void retire_drained(struct dp_model_slot *s)
-{
-	unsigned kept = 0;
-	for (unsigned i = 0; i < s->nretiring; i++) {
-		struct dp_model *m = s->retiring[i];
-		if (le_path_depth(&m->path) == 0 && rte_ring_sp_enqueue(s->retired, m) == 0)
-			continue;
-		__atomic_store_n(&s->retiring[kept++], m, __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&s->nretiring, kept, __ATOMIC_RELEASE);
+	/* A time already passed means now: the old path cannot be taken back
+	 * to it. */
+	le_ns_t at = s->mailbox_at;
+	if (at && at < s->swap.clock)
+		at = s->swap.clock;
+	if (le_swap_stage(&s->swap, &next->path, at))
+		return; /* another change is staged: after it */
+	__atomic_store_n(&s->mailbox, NULL, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&s->staged_seq, 1, __ATOMIC_RELEASE);
 }
 
 void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now)
 {
-	if (s->nretiring)
-		retire_drained(s);
+	struct le_path *p;
+	/* The ring has room for every path there is: cannot fail. */
+	while (__builtin_expect(s->swap.ndrained != 0, 0) && (p = le_swap_take_drained(&s->swap)) != NULL)
+		rte_ring_sp_enqueue(s->retired, model_of(p));
 	struct dp_model *next = __atomic_load_n(&s->mailbox, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(next == NULL, 1) || s->nretiring == DP_RETIRING_MAX)
-		return;
-	/* Here, on the owning lcore, the old path's state is current. */
-	le_path_inherit(&next->path, &s->active->path);
-	__atomic_store_n(&s->retiring[s->nretiring], s->active, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->nretiring, s->nretiring + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->active, next, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mailbox, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->applied_ns, now, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&s->applied_seq, 1, __ATOMIC_RELEASE);
-	retire_drained(s);
+	if (__builtin_expect(next != NULL, 0)) {
+		try_stage(s, next);
+		le_swap_advance(&s->swap, now); /* at once, even with no traffic */
+	}
+	if (__builtin_expect(s->swap.swaps != s->applied_seq, 0)) {
+		/* The change le_swap applied (here or in the last offer/dequeue). */
+		__atomic_store_n(&s->active, model_of(s->swap.active), __ATOMIC_RELEASE);
+		__atomic_store_n(&s->applied_ns, s->swap.swapped_at, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->applied_seq, s->swap.swaps, __ATOMIC_RELEASE);
+	}
 }
 
-uint32_t dp_model_slot_depth(const struct dp_model_slot *s)
+void dp_model_slot_drain(struct dp_model_slot *s)
 {
-	uint32_t d = 0;
-	const struct dp_model *a = __atomic_load_n(&s->active, __ATOMIC_ACQUIRE);
-	unsigned n = __atomic_load_n(&s->nretiring, __ATOMIC_ACQUIRE);
-	if (a)
-		d += le_path_depth(&a->path);
-	for (unsigned i = 0; i < n; i++) {
-		const struct dp_model *r = __atomic_load_n(&s->retiring[i], __ATOMIC_ACQUIRE);
-		if (r)
-			d += le_path_depth(&r->path);
+	if (s->swap.active)
+		le_swap_drain(&s->swap);
+}
+
+void dp_model_slot_snapshot(const struct dp_model_slot *s, struct dp_model_slot_snapshot *out)
+{
+	const struct le_swap *w = &s->swap;
+	out->active = w->active ? model_of(w->active) : NULL;
+	out->ctr = (struct le_counters){0};
+	out->depth = 0;
+	out->nclasses = 0;
+	out->changes = w->swaps;
+	out->changed_at = w->swapped_at;
+	out->staged_at = w->staged ? w->staged_at : UINT64_MAX;
+	if (!w->active)
+		return;
+	le_swap_counters(w, &out->ctr);
+	out->depth = le_swap_depth(w);
+	out->nclasses = le_path_classes(w->active);
+	for (unsigned k = 0; k < out->nclasses; k++) {
+		le_swap_class_counters(w, k, &out->cls[k]);
+		out->cls_depth[k] = le_path_class_depth(w->active, k);
 	}
-	return d;
 }

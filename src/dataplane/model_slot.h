@@ -1,27 +1,29 @@
-/* Handing a direction's link model from the control thread to the lcore
- * that runs it, without locks on the fast path.
+/* A direction's link model as the data plane runs it: the core's live
+ * change machinery (le_swap, src/core/swap.h: active, staged and retiring
+ * paths, the switch at a model time) wrapped for threads.
  *
  *   control thread                      owning lcore (at a burst boundary)
  *   builds a new model off the fast
- *   path, then publish(new) --------->  poll(): active joins the retiring
- *                                       list, new becomes active,
- *   waits for applied_seq <-----------  applied_seq++
- *                                       retiring models are only dequeued;
- *                                       once empty they go to `retired`
- *   collect(): folds their counters <-
- *   into `retired_ctr`, frees them
- *
- * Frames already in an old model keep their deadlines (they leave from
- * the retiring model); frames received after the swap enter the new one.
- * At the swap the new path inherits what must be continuous (serializer
- * busy time, trace position, loss-chain state: le_path_inherit).
- * Up to DP_RETIRING_MAX models may drain at once; a publish beyond that
- * waits in the mailbox until one has drained.
+ *   path, publish(model, at) -------->  poll(): stages it in le_swap
+ *                                       (staged_seq++); le_swap switches
+ *                                       exactly at model time `at` (0: at
+ *                                       once), frames arriving before it
+ *                                       still meet the old model
+ *   waits for staged/applied_seq <----  applied_seq, applied_ns published
+ *                                       drained paths -> `retired` ring
+ *   collect(): frees them          <--
  *
  * Every pointer hand-over is a release/acquire pair and every field has
- * one writer. Models are freed only by the control thread, which is also
- * the only reader of the retiring list outside the lcore, so a pointer it
- * reads stays valid while it reads. */
+ * one writer. Models are freed only by the control thread. Nobody but the
+ * lcore reads le_swap: readers ask it for a snapshot (snapshot.h), which
+ * calls dp_model_slot_snapshot between two bursts.
+ *
+ * Memory: the mbuf pool holds DP_MODEL_LIMITS x max_limit frames for the
+ * models of a direction (main.c). The lcore stages a new model only while
+ * the retiring paths hold at most (DP_MODEL_LIMITS - 2) x max_limit, so the
+ * old active path (<= max_limit) and the new one (<= max_limit) fit with
+ * them. A publish beyond that, or while another change is staged, waits in
+ * the mailbox. */
 #ifndef DP_MODEL_SLOT_H
 #define DP_MODEL_SLOT_H
 
@@ -33,24 +35,40 @@
 #include "counters.h"
 #include "frame.h"
 #include "path.h"
+#include "swap.h"
 
-#define DP_RETIRING_MAX 8
+#define DP_MODEL_LIMITS 3u
 
 /* The model of one direction: its classes and their links. */
 struct dp_model {
-	struct le_path path;
-	char text[LE_PATH_TEXT_MAX]; /* its grammar, formatted */
+	struct le_path path;          /* first: le_swap hands back paths */
+	char text[LE_PATH_TEXT_MAX];  /* its grammar, formatted */
 };
 
 struct dp_model_slot {
-	struct dp_model *active;                     /* lcore writes */
-	struct dp_model *retiring[DP_RETIRING_MAX];  /* lcore writes */
-	unsigned nretiring;                          /* lcore writes */
-	struct dp_model *mailbox;                    /* control sets, lcore clears */
-	struct rte_ring *retired;                    /* lcore -> control (SP/SC) */
-	uint64_t applied_seq;                        /* lcore increments per swap */
-	uint64_t applied_ns;                         /* model time of the last swap */
-	struct le_counters retired_ctr;              /* control: model counts of freed models */
+	struct le_swap swap;                 /* lcore only */
+	struct dp_model *active;             /* lcore publishes after a change */
+	struct dp_model *mailbox;            /* control sets, lcore clears */
+	le_ns_t mailbox_at;                  /* written before mailbox: 0 = at once */
+	struct rte_ring *retired;            /* lcore -> control (SP/SC) */
+	uint64_t staged_seq;                 /* lcore: changes taken from the mailbox */
+	uint64_t applied_seq;                /* lcore: changes applied */
+	uint64_t applied_ns;                 /* model time of the last change */
+	uint64_t max_retiring_depth;         /* stage only at or below */
+	uint32_t waiting_depth;              /* lcore: retiring frames when it last waited */
+};
+
+/* What the models of a direction hold and counted, as of one instant. */
+struct dp_model_slot_snapshot {
+	const struct dp_model *active;   /* valid while the reader holds off collect() */
+	struct le_counters ctr;          /* drops, dup, events of every model (not rx/tx) */
+	uint32_t depth;                  /* frames held by active + retiring */
+	uint64_t changes;                /* applied since start */
+	le_ns_t changed_at;              /* model time of the last, 0 if none */
+	le_ns_t staged_at;               /* a staged change's time; UINT64_MAX if none */
+	unsigned nclasses;               /* of the active model */
+	struct le_counters cls[LE_MAX_CLASSES + 1];
+	uint32_t cls_depth[LE_MAX_CLASSES + 1];
 };
 
 /* Control side. */
@@ -58,24 +76,37 @@ struct dp_model_slot {
 struct dp_model *dp_model_new(const struct le_path_config *cfg, enum le_direction dir, uint64_t default_seed,
 			      const struct le_frame_ops *ops, char *err, size_t errlen);
 void dp_model_free(struct dp_model *m);
-int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, const char *name, char *err,
-		       size_t errlen);
-/* Frees every model the slot holds (after the lcores stopped). */
+/* max_limit: the frames memory was sized for per model (DP_MODEL_LIMITS). */
+int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t max_limit, const char *name,
+		       char *err, size_t errlen);
+/* Frees every model the slot holds (after the lcores stopped). Safe on a
+ * slot that was never set up (zeroed) or only partly. */
 void dp_model_slot_fini(struct dp_model_slot *s);
-/* Queues `m` for the lcore. -1 when a previous model still waits in the
- * mailbox (retry later). */
-int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m);
-/* Frees models the lcore has finished with, keeping their drop counts. */
+/* Queues `m` for the lcore, to take over at model time `at` (0: at once).
+ * -1 when a previous model still waits in the mailbox (retry later). */
+int dp_model_slot_publish(struct dp_model_slot *s, struct dp_model *m, le_ns_t at);
+/* Frees models the lcore has finished with. */
 void dp_model_slot_collect(struct dp_model_slot *s);
-/* What the models of the direction counted (drops by model causes, dup,
- * events; not rx/tx, which are internal hand-overs): active + retiring +
- * freed models, added to *out. */
-void dp_model_slot_counters(const struct dp_model_slot *s, struct le_counters *out);
 
-/* Lcore side: call at a burst boundary. Cheap when nothing is pending. */
+/* Lcore side, at a burst boundary; `now`: the model's clock (what the
+ * next frame offered may carry as its arrival, no later). Cheap when
+ * nothing is pending. */
 void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now);
+static inline void dp_model_slot_offer(struct dp_model_slot *s, void *handle, uint32_t len, le_ns_t arrival)
+{
+	le_swap_offer(&s->swap, handle, len, arrival);
+}
+static inline unsigned dp_model_slot_dequeue(struct dp_model_slot *s, le_ns_t now, struct le_frame *out,
+					     unsigned max)
+{
+	return le_swap_dequeue(&s->swap, now, out, max);
+}
+/* Shutdown, lcores stopped: frees every frame the models hold, counted as
+ * their `shutdown` drops. */
+void dp_model_slot_drain(struct dp_model_slot *s);
 
-/* Frames held by the active and retiring models. */
-uint32_t dp_model_slot_depth(const struct dp_model_slot *s);
+/* Owning lcore (or anyone once the lcores stopped): what the models
+ * counted and hold. Model rx/tx are internal hand-overs and left out. */
+void dp_model_slot_snapshot(const struct dp_model_slot *s, struct dp_model_slot_snapshot *out);
 
 #endif

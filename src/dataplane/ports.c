@@ -68,8 +68,20 @@ int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_memp
 	return 0;
 }
 
-void dp_port_stop(uint16_t port)
+int dp_port_counters_read(uint16_t port, struct dp_port_counters *out)
 {
-	(void)rte_eth_dev_stop(port);
-	(void)rte_eth_dev_close(port);
+	struct rte_eth_stats st;
+	*out = (struct dp_port_counters){0};
+	if (rte_eth_stats_get(port, &st) != 0)
+		return -1;
+	*out = (struct dp_port_counters){
+		.ipackets = st.ipackets, .opackets = st.opackets, .imissed = st.imissed,
+		.ierrors = st.ierrors, .rx_nombuf = st.rx_nombuf, .oerrors = st.oerrors,
+	};
+	return 0;
+}
+
+uint64_t dp_port_lost_before_rx(const struct dp_port_counters *c)
+{
+	return c->imissed + c->ierrors + c->rx_nombuf;
 }

@@ -1,44 +1,106 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "json.h"
+#include "snapshot.h"
 
 #define LINKEMUD_VERSION "0.1.0"
 
-void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const struct dp_direction dirs[LE_DIRS])
+/* Downstream first (snapshot.h): TX, then the task that runs the model,
+ * then RX. */
+static int stage_rank(enum dp_task_kind k)
 {
-	for (int d = 0; d < LE_DIRS; d++) {
-		struct dp_direction_report *out = &r->dir[d];
-		const struct dp_direction *dir = &dirs[d];
-		memset(&out->ctr, 0, sizeof(out->ctr));
-		out->in_flight_base = 0;
-		le_hist_init(&out->error);
-		out->in_flight = dp_model_slot_depth(&dir->models);
-		if (dir->rx_ring)
-			out->in_flight += rte_ring_count(dir->rx_ring);
-		if (dir->tx_ring)
-			out->in_flight += rte_ring_count(dir->tx_ring);
-		/* The model's own rx/tx are internal hand-overs, not port
-		 * counts; only its drops belong to the direction's totals. */
-		dp_model_slot_counters(&dir->models, &out->ctr);
-		le_counters_add(&out->ctr, &dir->shutdown_ctr);
-		const struct dp_model *m = __atomic_load_n(&dir->models.active, __ATOMIC_ACQUIRE);
-		snprintf(out->config, sizeof(out->config), "%s", m->text);
-		out->seed = m->path.link[0].seed;
-		out->nclasses = le_path_classes(&m->path);
-		for (unsigned k = 0; k < out->nclasses; k++) {
-			snprintf(out->cls[k].name, sizeof(out->cls[k].name), "%s", le_path_class_name(&m->path, k));
-			out->cls[k].ctr = *le_path_class_counters(&m->path, k);
-			out->cls[k].in_flight = le_path_class_depth(&m->path, k);
+	switch (k) {
+	case DP_TASK_TX: return 0;
+	case DP_TASK_RUN_TO_COMPLETION:
+	case DP_TASK_WORKER: return 1;
+	case DP_TASK_RX: return 2;
+	}
+	return 3;
+}
+
+static void add_task(struct dp_direction_report *out, const struct dp_task_snapshot *s, enum dp_task_kind kind,
+		     uint64_t ring[2][2])
+{
+	dp_counters_add(&out->dp, &s->ctr);
+	out->in_flight += s->held;
+	/* ring[r][0]: frames put on ring r, ring[r][1]: frames taken from it */
+	switch (kind) {
+	case DP_TASK_RX: ring[0][0] += s->ring_out; break;
+	case DP_TASK_WORKER: ring[0][1] += s->ring_in; ring[1][0] += s->ring_out; break;
+	case DP_TASK_TX: ring[1][1] += s->ring_in; break;
+	case DP_TASK_RUN_TO_COMPLETION: break;
+	}
+	const struct dp_model_slot_snapshot *m = &s->models;
+	if (!m->active)
+		return;
+	/* The models' own rx/tx are internal hand-overs, not port counts;
+	 * only their drops, copies and events belong to the totals. */
+	le_counters_add(&out->model, &m->ctr);
+	out->in_flight += m->depth;
+	snprintf(out->config, sizeof(out->config), "%s", m->active->text);
+	out->seed = m->active->path.link[0].seed;
+	out->changes = m->changes;
+	out->changed_at = m->changed_at;
+	out->staged_at = m->staged_at;
+	out->nclasses = m->nclasses;
+	for (unsigned k = 0; k < m->nclasses; k++) {
+		snprintf(out->cls[k].name, sizeof(out->cls[k].name), "%s", le_path_class_name(&m->active->path, k));
+		out->cls[k].ctr = m->cls[k];
+		out->cls[k].in_flight = m->cls_depth[k];
+	}
+}
+
+static int collect_direction(struct dp_direction_report *out, const struct dp_plan *plan, struct dp_direction *dir,
+			     int live, const volatile int *stop, struct dp_task_snapshot *snap)
+{
+	uint64_t ring[2][2] = {{0, 0}, {0, 0}};
+	memset(&out->dp, 0, sizeof(out->dp));
+	memset(&out->model, 0, sizeof(out->model));
+	out->in_flight = 0;
+	out->in_flight_base = 0;
+	le_hist_init(&out->error);
+	for (int rank = 0; rank < 3; rank++) {
+		for (unsigned i = 0; i < plan->ntasks; i++) {
+			struct dp_task *t = plan->task[i];
+			if (t->dir != dir || stage_rank(t->kind) != rank)
+				continue;
+			if (dp_task_snapshot_take(t, live, stop, snap))
+				return -1;
+			add_task(out, snap, t->kind, ring);
+			le_hist_merge(&out->error, &t->error);
 		}
 	}
-	for (unsigned i = 0; i < plan->ntasks; i++) {
-		const struct dp_task *t = plan->task[i];
-		struct dp_direction_report *out = &r->dir[t->dir->id];
-		le_counters_add(&out->ctr, &t->ctr);
-		le_hist_merge(&out->error, &t->error);
-		out->in_flight += dp_task_held(t);
-	}
+	for (int r = 0; r < 2; r++)
+		out->in_flight += ring[r][0] - ring[r][1] - dir->ring_flushed[r];
+	dp_counters_add(&out->dp, &dir->shutdown_ctr);
+	dp_port_counters_read(dir->port_in, &out->port_in);
+	dp_port_counters_read(dir->port_out, &out->port_out);
+	return 0;
+}
+
+int dp_report_collect(struct dp_report *r, const struct dp_plan *plan, struct dp_direction dirs[LE_DIRS], int live,
+		      const volatile int *stop)
+{
+	struct dp_task_snapshot *snap = malloc(sizeof(*snap)); /* large: off the stack */
+	int rc = snap ? 0 : -1;
+	for (int d = 0; d < LE_DIRS && rc == 0; d++)
+		rc = collect_direction(&r->dir[d], plan, &dirs[d], live, stop, snap);
+	free(snap);
+	return rc;
+}
+
+static void port_subtract(struct dp_port_counters *c, const struct dp_port_counters *b)
+{
+	c->ipackets -= b->ipackets;
+	c->opackets -= b->opackets;
+	c->imissed -= b->imissed;
+	c->ierrors -= b->ierrors;
+	c->rx_nombuf -= b->rx_nombuf;
+	c->oerrors -= b->oerrors;
 }
 
 static void hist_subtract(struct le_hist *h, const struct le_hist *base)
@@ -61,27 +123,53 @@ static void hist_subtract(struct le_hist *h, const struct le_hist *base)
 void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 {
 	for (int d = 0; d < LE_DIRS; d++) {
-		struct le_counters *c = &r->dir[d].ctr;
-		const struct le_counters *b = &base->dir[d].ctr;
-		c->rx -= b->rx;
+		struct le_counters *c = &r->dir[d].model;
+		const struct le_counters *b = &base->dir[d].model;
+		dp_counters_sub(&r->dir[d].dp, &base->dir[d].dp);
 		c->dup -= b->dup;
 		for (int k = 0; k < LE_EVENTS; k++)
 			c->event[k] -= b->event[k];
-		c->tx -= b->tx;
-		c->rx_bytes -= b->rx_bytes;
-		c->tx_bytes -= b->tx_bytes;
 		for (int k = 0; k < LE_DROP_CAUSES; k++)
 			c->drop[k] -= b->drop[k];
 		hist_subtract(&r->dir[d].error, &base->dir[d].error);
+		port_subtract(&r->dir[d].port_in, &base->dir[d].port_in);
+		port_subtract(&r->dir[d].port_out, &base->dir[d].port_out);
 		r->dir[d].in_flight_base = base->dir[d].in_flight;
 	}
+}
+
+static unsigned add_named(const char **name, uint64_t *count, unsigned n, const char *what, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(name[i], what) == 0) {
+			count[i] += v;
+			return n;
+		}
+	name[n] = what;
+	count[n] = v;
+	return n + 1;
+}
+
+unsigned dp_report_drops(const struct dp_direction_report *d, const char **name, uint64_t *count, unsigned max)
+{
+	unsigned n = 0;
+	for (int k = 0; k < LE_DROP_CAUSES && n < max; k++)
+		n = add_named(name, count, n, le_drop_cause_name(k), d->model.drop[k]);
+	for (int k = 0; k < DP_DROP_CAUSES && n < max; k++)
+		n = add_named(name, count, n, dp_drop_cause_name(k), d->dp.drop[k]);
+	return n;
+}
+
+uint64_t dp_report_dropped(const struct dp_direction_report *d)
+{
+	return le_counters_dropped(&d->model) + dp_counters_dropped(&d->dp);
 }
 
 int dp_report_conserved(const struct dp_direction_report *d)
 {
 	/* Since a reset, the frames in flight at the reset were received
 	 * before it but may leave after it. */
-	return d->ctr.rx + d->ctr.dup + d->in_flight_base == d->ctr.tx + le_counters_dropped(&d->ctr) + d->in_flight;
+	return d->dp.rx + d->model.dup + d->in_flight_base == d->dp.tx + dp_report_dropped(d) + d->in_flight;
 }
 
 void dp_report_print_human(FILE *f, const struct dp_report *r)
@@ -91,17 +179,24 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 	for (int d = 0; d < LE_DIRS; d++) {
 		const struct dp_direction_report *x = &r->dir[d];
 		fprintf(f, "  %s [%s]: rx %" PRIu64 "  tx %" PRIu64 "  in flight %" PRIu64 "  dropped %" PRIu64,
-			le_direction_name(d), x->config[0] ? x->config : "no impairment", x->ctr.rx, x->ctr.tx,
-			x->in_flight, le_counters_dropped(&x->ctr));
-		for (int c = 0; c < LE_DROP_CAUSES; c++)
-			if (x->ctr.drop[c])
-				fprintf(f, "  %s %" PRIu64, le_drop_cause_name(c), x->ctr.drop[c]);
-		if (x->ctr.dup)
-			fprintf(f, "  dup %" PRIu64, x->ctr.dup);
+			le_direction_name(d), x->config[0] ? x->config : "no impairment", x->dp.rx, x->dp.tx,
+			x->in_flight, dp_report_dropped(x));
+		const char *name[DP_REPORT_CAUSES_MAX];
+		uint64_t count[DP_REPORT_CAUSES_MAX];
+		unsigned n = dp_report_drops(x, name, count, DP_REPORT_CAUSES_MAX);
+		for (unsigned c = 0; c < n; c++)
+			if (count[c])
+				fprintf(f, "  %s %" PRIu64, name[c], count[c]);
+		if (x->model.dup)
+			fprintf(f, "  dup %" PRIu64, x->model.dup);
 		for (int e = 0; e < LE_EVENTS; e++)
-			if (x->ctr.event[e])
-				fprintf(f, "  %s %" PRIu64, le_event_name(e), x->ctr.event[e]);
+			if (x->model.event[e])
+				fprintf(f, "  %s %" PRIu64, le_event_name(e), x->model.event[e]);
 		fprintf(f, "  %s\n", dp_report_conserved(x) ? "(conserved)" : "(NOT CONSERVED)");
+		fprintf(f, "    before linkemud (port %u): missed %" PRIu64 "  errors %" PRIu64 "  no mbuf %" PRIu64
+			   ";  after (port %u): send errors %" PRIu64 "\n",
+			d == LE_DIR_A2B ? 0u : 1u, x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf,
+			d == LE_DIR_A2B ? 1u : 0u, x->port_out.oerrors);
 		for (unsigned k = 0; x->nclasses > 1 && k < x->nclasses; k++)
 			fprintf(f, "    class %s: in %" PRIu64 "  out %" PRIu64 "  dropped %" PRIu64 "  held %u\n",
 				x->cls[k].name, x->cls[k].ctr.rx, x->cls[k].ctr.tx,
@@ -114,31 +209,12 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 	}
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void json_drops_body(FILE *f, const struct le_counters *c)
-{
-	for (int k = 0; k < LE_DROP_CAUSES; k++)
-		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", le_drop_cause_name(k), c->drop[k]);
-}
-
+/* A class's drops: the model's causes (the data plane's are not per class). */
 static void json_drops(FILE *f, const struct le_counters *c)
 {
 	fputc('{', f);
-	json_drops_body(f, c);
+	for (int k = 0; k < LE_DROP_CAUSES; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", le_drop_cause_name(k), c->drop[k]);
 	fputc('}', f);
 }
 
@@ -162,7 +238,7 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 {
 	int all_conserved = 1;
 	fprintf(f, "{\"version\": \"%s\", \"layout\": ", LINKEMUD_VERSION);
-	json_string(f, r->layout);
+	le_json_string(f, r->layout);
 	fprintf(f, ", \"lcores\": %u, \"seed\": %" PRIu64 ", \"tsc_hz\": %.1f, \"tsc_nominal_hz\": %.1f, "
 		   "\"uptime_s\": %.6f, \"time_ns\": %" PRIu64 ", \"mempool_size\": %" PRIu64
 		   ", \"mempool_in_use\": %" PRIu64 ", \"directions\": {",
@@ -172,21 +248,35 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		const struct dp_direction_report *x = &r->dir[d];
 		all_conserved &= dp_report_conserved(x);
 		fprintf(f, "%s\"%s\": {\"config\": ", d ? ", " : "", le_direction_name(d));
-		json_string(f, x->config);
+		le_json_string(f, x->config);
+		fprintf(f, ", \"changes\": %" PRIu64 ", \"changed_at_ns\": %" PRIu64 ", \"staged_at_ns\": ",
+			x->changes, x->changed_at);
+		if (x->staged_at == UINT64_MAX)
+			fputs("null", f);
+		else
+			fprintf(f, "%" PRIu64, x->staged_at);
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
 			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"dropped\": {",
-			x->seed, x->ctr.rx, x->ctr.tx, x->ctr.rx_bytes, x->ctr.tx_bytes, x->in_flight);
-		json_drops_body(f, &x->ctr);
+			x->seed, x->dp.rx, x->dp.tx, x->dp.rx_bytes, x->dp.tx_bytes, x->in_flight);
+		const char *name[DP_REPORT_CAUSES_MAX];
+		uint64_t count[DP_REPORT_CAUSES_MAX];
+		unsigned n = dp_report_drops(x, name, count, DP_REPORT_CAUSES_MAX);
+		for (unsigned k = 0; k < n; k++)
+			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", name[k], count[k]);
 		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"events\": ",
-			le_counters_dropped(&x->ctr), x->ctr.dup);
-		json_events(f, &x->ctr);
+			dp_report_dropped(x), x->model.dup);
+		json_events(f, &x->model);
 		fprintf(f, ", \"conserved\": %s, \"emulation_error_ns\": ", dp_report_conserved(x) ? "true" : "false");
 		json_hist(f, &x->error);
+		fprintf(f, ", \"before_rx\": {\"imissed\": %" PRIu64 ", \"ierrors\": %" PRIu64 ", \"rx_nombuf\": %" PRIu64
+			   ", \"total\": %" PRIu64 "}, \"after_tx\": {\"oerrors\": %" PRIu64 "}",
+			x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf, dp_port_lost_before_rx(&x->port_in),
+			x->port_out.oerrors);
 		fputs(", \"classes\": [", f);
 		for (unsigned k = 0; k < x->nclasses; k++) {
 			const struct dp_class_report *c = &x->cls[k];
 			fprintf(f, "%s{\"name\": ", k ? ", " : "");
-			json_string(f, c->name);
+			le_json_string(f, c->name);
 			fprintf(f, ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"dup\": %" PRIu64
 				   ", \"in_flight\": %u, \"dropped\": ",
 				c->ctr.rx, c->ctr.tx, c->ctr.dup, c->in_flight);

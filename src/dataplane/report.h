@@ -6,9 +6,11 @@
 #include <stdio.h>
 
 #include "counters.h"
+#include "dp_counters.h"
 #include "hist.h"
 #include "layout.h"
 #include "path.h"
+#include "ports.h"
 
 /* One class of the active model, counted since that model took over. */
 struct dp_class_report {
@@ -18,12 +20,21 @@ struct dp_class_report {
 };
 
 struct dp_direction_report {
-	struct le_counters ctr;   /* rx, tx, bytes, drops by every cause */
+	struct dp_counters dp;    /* rx, tx, bytes (the ports'), data-plane drops */
+	struct le_counters model; /* the models' drops, copies and events (not rx/tx) */
 	uint64_t in_flight;       /* measured: link + rings + pending buffers */
 	uint64_t in_flight_base;  /* in flight when `reset stats` was taken, else 0 */
 	struct le_hist error;     /* emulation error, merged over tasks */
+	/* Before and after us: what the input port's driver lost before
+	 * linkemud could receive (imissed, ierrors, rx_nombuf) and what the
+	 * output port failed to send after taking it (oerrors). */
+	struct dp_port_counters port_in;
+	struct dp_port_counters port_out;
 	char config[LE_PATH_TEXT_MAX];
 	uint64_t seed;
+	uint64_t changes;         /* live changes applied since start */
+	uint64_t changed_at;      /* model time of the last (0: none) */
+	uint64_t staged_at;       /* a change waiting for its model time; UINT64_MAX: none */
 	unsigned nclasses;        /* default link + named classes */
 	struct dp_class_report cls[LE_MAX_CLASSES + 1];
 };
@@ -41,10 +52,17 @@ struct dp_report {
 	struct dp_direction_report dir[LE_DIRS];
 };
 
-/* Reads counters; call when the lcores are stopped (final) or accept a
- * snapshot that may be a burst apart between counters. */
-void dp_report_collect(struct dp_report *r, const struct dp_plan *plan, const struct dp_direction dirs[LE_DIRS]);
+/* Reads counters as one consistent snapshot (snapshot.h). live: the
+ * lcores run and are asked; else they are stopped and read directly.
+ * -1 when an lcore did not answer (stopping). */
+int dp_report_collect(struct dp_report *r, const struct dp_plan *plan, struct dp_direction dirs[LE_DIRS], int live,
+		      const volatile int *stop);
 int dp_report_conserved(const struct dp_direction_report *d);
+/* Drops by every cause, model and data plane, merged by name (a name both
+ * count, "shutdown", once). Returns the number of causes (<= max). */
+unsigned dp_report_drops(const struct dp_direction_report *d, const char **name, uint64_t *count, unsigned max);
+uint64_t dp_report_dropped(const struct dp_direction_report *d);
+#define DP_REPORT_CAUSES_MAX (LE_DROP_CAUSES + DP_DROP_CAUSES)
 /* r -= base: counters and histograms since base was taken (`reset stats`).
  * in_flight stays as measured; min/max become the edges of the extreme
  * non-empty buckets. */

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-void dp_state_report(struct dp_state *st, struct dp_report *r, int since_reset)
+int dp_state_report(struct dp_state *st, struct dp_report *r, int since_reset)
 {
 	r->layout = dp_layout_name(st->plan->kind);
 	r->lcores = st->plan->nlcores;
@@ -13,9 +13,11 @@ void dp_state_report(struct dp_state *st, struct dp_report *r, int since_reset)
 	r->uptime_s = (double)(r->time_ns - st->started_ns) / 1e9;
 	r->mempool_size = st->pool ? st->pool->size : 0;
 	r->mempool_in_use = st->pool ? rte_mempool_in_use_count(st->pool) : 0;
-	dp_report_collect(r, st->plan, st->dir);
+	if (dp_report_collect(r, st->plan, st->dir, st->lcores_running, st->stop))
+		return -1;
 	if (since_reset && st->baseline)
 		dp_report_subtract(r, st->baseline);
+	return 0;
 }
 
 void dp_state_collect(struct dp_state *st)

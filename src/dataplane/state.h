@@ -25,11 +25,16 @@ struct dp_state {
 	struct dp_report *baseline;        /* set by `reset stats`, else NULL */
 	uint32_t max_limit;                /* frames per direction memory was sized for */
 	const struct le_frame_ops *ops;    /* for models built by `set` */
+	/* 1 while the lcores run their loops (readers must ask them, see
+	 * snapshot.h); changed by the main thread under `lock`. */
+	int lcores_running;
+	const volatile int *stop;          /* set when the daemon stops */
 };
 
-/* Fills r with the counters as they are now (caller holds st->lock).
- * since_reset subtracts the `reset stats` baseline. */
-void dp_state_report(struct dp_state *st, struct dp_report *r, int since_reset);
+/* Fills r with the counters as they are now, one consistent snapshot
+ * (caller holds st->lock). since_reset subtracts the `reset stats`
+ * baseline. -1 when the lcores did not answer (the daemon is stopping). */
+int dp_state_report(struct dp_state *st, struct dp_report *r, int since_reset);
 /* Folds the counters of drained models and frees them (holds the lock). */
 void dp_state_collect(struct dp_state *st);
 

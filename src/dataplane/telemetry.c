@@ -12,22 +12,30 @@ static void add_direction(struct rte_tel_data *d, const struct dp_direction_repo
 {
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "config", x->config);
-	rte_tel_data_add_dict_u64(d, "rx", x->ctr.rx);
-	rte_tel_data_add_dict_u64(d, "tx", x->ctr.tx);
-	rte_tel_data_add_dict_u64(d, "rx_bytes", x->ctr.rx_bytes);
-	rte_tel_data_add_dict_u64(d, "tx_bytes", x->ctr.tx_bytes);
+	rte_tel_data_add_dict_u64(d, "rx", x->dp.rx);
+	rte_tel_data_add_dict_u64(d, "tx", x->dp.tx);
+	rte_tel_data_add_dict_u64(d, "rx_bytes", x->dp.rx_bytes);
+	rte_tel_data_add_dict_u64(d, "tx_bytes", x->dp.tx_bytes);
 	rte_tel_data_add_dict_u64(d, "in_flight", x->in_flight);
-	rte_tel_data_add_dict_u64(d, "dropped_total", le_counters_dropped(&x->ctr));
-	for (int c = 0; c < LE_DROP_CAUSES; c++) {
+	rte_tel_data_add_dict_u64(d, "dropped_total", dp_report_dropped(x));
+	const char *cause[DP_REPORT_CAUSES_MAX];
+	uint64_t count[DP_REPORT_CAUSES_MAX];
+	unsigned n = dp_report_drops(x, cause, count, DP_REPORT_CAUSES_MAX);
+	for (unsigned c = 0; c < n; c++) {
 		char name[48];
-		snprintf(name, sizeof(name), "dropped_%s", le_drop_cause_name(c));
-		rte_tel_data_add_dict_u64(d, name, x->ctr.drop[c]);
+		snprintf(name, sizeof(name), "dropped_%s", cause[c]);
+		rte_tel_data_add_dict_u64(d, name, count[c]);
 	}
 	rte_tel_data_add_dict_u64(d, "error_count", x->error.count);
 	rte_tel_data_add_dict_u64(d, "error_p50_ns", le_hist_quantile(&x->error, 0.5));
 	rte_tel_data_add_dict_u64(d, "error_p99_ns", le_hist_quantile(&x->error, 0.99));
 	rte_tel_data_add_dict_u64(d, "error_p999_ns", le_hist_quantile(&x->error, 0.999));
 	rte_tel_data_add_dict_u64(d, "error_max_ns", x->error.max);
+	/* What the ports counted before and after us (ports.h). */
+	rte_tel_data_add_dict_u64(d, "port_in_imissed", x->port_in.imissed);
+	rte_tel_data_add_dict_u64(d, "port_in_ierrors", x->port_in.ierrors);
+	rte_tel_data_add_dict_u64(d, "port_in_rx_nombuf", x->port_in.rx_nombuf);
+	rte_tel_data_add_dict_u64(d, "port_out_oerrors", x->port_out.oerrors);
 }
 
 static int cb_stats(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -40,9 +48,15 @@ static int cb_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct dp_report *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -1;
+	/* Detach may have happened between the load and the lock; the lock
+	 * itself outlives the state (release() frees under it). */
 	pthread_mutex_lock(&st->lock);
-	dp_state_report(st, r, 0);
+	int rc = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == st ? dp_state_report(st, r, 0) : -1;
 	pthread_mutex_unlock(&st->lock);
+	if (rc) {
+		free(r);
+		return -1;
+	}
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "uptime_ns", (uint64_t)(r->uptime_s * 1e9));
 	rte_tel_data_add_dict_u64(d, "mempool_in_use", r->mempool_in_use);
@@ -66,6 +80,10 @@ static int cb_config(const char *cmd, const char *params, struct rte_tel_data *d
 		return -1;
 	rte_tel_data_start_dict(d);
 	pthread_mutex_lock(&st->lock);
+	if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != st) { /* detached meanwhile */
+		pthread_mutex_unlock(&st->lock);
+		return -1;
+	}
 	for (int k = 0; k < LE_DIRS; k++) {
 		const struct dp_model *m = __atomic_load_n(&st->dir[k].models.active, __ATOMIC_ACQUIRE);
 		rte_tel_data_add_dict_string(d, le_direction_name(k), m->text);
@@ -87,6 +105,8 @@ int dp_telemetry_attach(struct dp_state *st)
 
 void dp_telemetry_detach(void)
 {
-	/* Commands cannot be unregistered; they answer -1 from now on. */
+	/* Commands cannot be unregistered; they answer -1 from now on. A
+	 * callback that loaded the state before this sees NULL once it holds
+	 * the state's lock. */
 	__atomic_store_n(&g_state, NULL, __ATOMIC_RELEASE);
 }

@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "hist.h"
+#include "json.h"
 
 #define PROG "owdprobe"
 #define IP_UDP_HDR 28
@@ -948,15 +949,9 @@ static int cmd_recv(int argc, char **argv)
 	json_hist(stdout, "rx_wakeup_ns", &wake);
 	printf(",\n \"samples\": ");
 	if (o.samples) {
-		printf("{\"file\": \"");
-		for (const char *c = o.samples; *c; c++) /* JSON-escape the path */
-			if (*c == '"' || *c == '\\')
-				printf("\\%c", *c);
-			else if ((unsigned char)*c < 0x20)
-				printf("\\u%04x", *c);
-			else
-				putchar(*c);
-		printf("\", \"format\": \"%s\", \"written\": %" PRIu64 "}", o.samples_format, written);
+		printf("{\"file\": ");
+		le_json_string(stdout, o.samples);
+		printf(", \"format\": \"%s\", \"written\": %" PRIu64 "}", o.samples_format, written);
 	} else
 		printf("null");
 	printf(",\n ");

@@ -34,7 +34,7 @@ def stats_object(rx: int = 0, tx: int = 0, t_ns: int | None = None, config: str 
          "rx_bytes": rx * 100 if rx_bytes is None else rx_bytes,
          "tx_bytes": tx * 100 if tx_bytes is None else tx_bytes,
          "in_flight": in_flight,
-         "dropped": {"loss": loss, "queue_full": 0, "ring_full": 0, "tx_refused": 0,
+         "dropped": {"loss": loss, "queue_full": 0, "ring_full": 0,
                      "shutdown": 0, "malformed": 0},
          "dropped_total": loss, "conserved": rx == tx + loss + in_flight,
          "emulation_error_ns": {"count": tx, "min": 10, "mean": 300, "p50": 250, "p90": 900,
@@ -49,7 +49,9 @@ def stats_object(rx: int = 0, tx: int = 0, t_ns: int | None = None, config: str 
 class FakeDaemon:
     """Serves one Unix socket in a thread. Attributes that change behaviour:
     reply_delay_s, hang_up (close instead of answering), garbage (answer a
-    non-JSON line), split_reply (send the reply in two pieces), no_ok."""
+    non-JSON line), split_reply (send the reply in two pieces), no_ok,
+    timed (take `set DIR at Tns GRAMMAR` as linkemud does: staged until its
+    clock, CLOCK_MONOTONIC, reaches T, then applied at exactly T)."""
 
     def __init__(self, path: str):
         self.path = path
@@ -61,6 +63,10 @@ class FakeDaemon:
         self.split_reply = False
         self.no_ok = False
         self.rx = 0
+        self.timed = False
+        self.staged: dict[str, tuple[int, str]] = {}
+        self.changes = {"a2b": 0, "b2a": 0}
+        self.changed_at = {"a2b": 0, "b2a": 0}
         self._srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if os.path.exists(path):
             os.unlink(path)
@@ -154,12 +160,25 @@ class FakeDaemon:
             conn.sendall(out, socket.MSG_NOSIGNAL)
         return True
 
+    def _apply_due(self) -> None:
+        now = time.monotonic_ns()
+        for d, (at, g) in list(self.staged.items()):
+            if at <= now:
+                self.links[d] = g
+                self.changes[d] += 1
+                self.changed_at[d] = at
+                del self.staged[d]
+
     def command(self, line: str) -> dict:
         w = line.split(None, 2)
         if not w:
             return {"ok": False, "error": "empty line"}
         if w[0] == "help":
+            if self.timed:
+                return {"ok": True, "help": "help | show | set a2b|b2a [at +DURATION|MODELTIME] "
+                                            "GRAMMAR | stats | reset stats"}
             return {"ok": True, "help": "help | show | set DIR GRAMMAR | stats | reset stats"}
+        self._apply_due()
         if w[0] == "show":
             return {"ok": True, **self.links}
         if w[0] == "set":
@@ -167,15 +186,26 @@ class FakeDaemon:
                 d = w[1] if len(w) > 1 else ""
                 return {"ok": False, "error": f"set: unknown direction '{d}' (a2b or b2a)"}
             g = " ".join(w[2].split()) if len(w) > 2 else ""
+            at = None
+            if self.timed and g.startswith("at "):
+                t, _, g = g[3:].partition(" ")
+                at = int(t.removesuffix("ns"))
             e = check_grammar(w[1], g)
             if e:
                 return {"ok": False, "error": e}
+            if at is not None:
+                self.staged[w[1]] = (at, g)
+                return {"ok": True, "dir": w[1], "config": g, "at_ns": at}
             self.links[w[1]] = g
             return {"ok": True, "dir": w[1], "config": g, "applied_ns": time.monotonic_ns()}
         if w[0] == "stats":
             self.rx += 1000
             st = stats_object(self.rx, self.rx, config=self.links["a2b"])
             st["directions"]["b2a"]["config"] = self.links["b2a"]
+            for d in self.links:
+                st["directions"][d].update(changes=self.changes[d], changed_at_ns=self.changed_at[d],
+                                           staged_at_ns=self.staged[d][0] if d in self.staged
+                                           else None)
             return {"ok": True, "stats": st}
         if line.strip() == "reset stats":
             self.rx = 0

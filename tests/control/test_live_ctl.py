@@ -289,5 +289,37 @@ def test_telemetry_serves_the_counters(run_link, bed_up):
         assert d["rx"] == d["tx"] + d["dropped_total"] + d["in_flight"]
         assert d["rx"] == live["directions"][name]["rx"]
         assert d["rx_bytes"] == live["directions"][name]["rx_bytes"] >= 50 * 98
+        # The ports' own counts, as in `stats` (before_rx, after_tx).
+        before = live["directions"][name]["before_rx"]
+        assert d["port_in_imissed"] == before["imissed"] and d["port_in_rx_nombuf"] == before["rx_nombuf"]
+        assert d["port_in_ierrors"] == before["ierrors"]
+        assert d["port_out_oerrors"] == live["directions"][name]["after_tx"]["oerrors"]
     assert dirs["a2b"]["config"] == "delay 1ms"
     assert st["mempool_in_use"] > 0
+
+
+def test_timed_set_lands_at_its_model_time(run_link):
+    """`set DIR at TIME` is staged, then applied exactly at that model time
+    (the daemon's clock, stats' time_ns), relative (+DURATION) or absolute."""
+    link = run_link("delay 1ms", "")
+    with link.client() as c:
+        now = c.stats()["time_ns"]
+        r = c.call(f"set a2b at {now + 200_000_000}ns delay 7ms")
+        assert r["at_ns"] == now + 200_000_000 and r["config"] == "delay 7ms", r
+        d = c.stats()["directions"]["a2b"]
+        assert d["staged_at_ns"] == r["at_ns"] and d["config"] == "delay 1ms", d
+        assert c.show()["a2b"] == "delay 1ms"
+        time.sleep(0.4)
+        d = c.stats()["directions"]["a2b"]
+        assert d["changed_at_ns"] == r["at_ns"] and d["staged_at_ns"] is None, d
+        assert d["config"] == "delay 7ms" and d["changes"] == 1
+        r = c.call("set b2a at +50ms delay 2ms")
+        before = c.stats()["time_ns"]
+        assert r["at_ns"] <= before + 50_000_000
+        time.sleep(0.2)
+        d = c.stats()["directions"]["b2a"]
+        assert d["changed_at_ns"] == r["at_ns"] and d["config"] == "delay 2ms", d
+        for bad, why in (("set a2b at banana delay 1ms", "set a2b at: bad time 'banana'"),
+                         ("set a2b at", "set a2b at: missing time")):
+            reply = c.request(bad)
+            assert reply["ok"] is False and reply["error"].startswith(why), reply

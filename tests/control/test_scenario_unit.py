@@ -194,8 +194,9 @@ def fake():
 
 
 def sets(fake):
-    # The player also asks for `stats` (to relate the daemon's clock to ours).
-    return [l for l in fake.received if l != "stats"]
+    # The player also asks for `stats` (to relate the daemon's clock to
+    # ours) and `help` (whether the daemon takes timed changes).
+    return [l for l in fake.received if l not in ("stats", "help")]
 
 
 def test_play_sends_each_step_on_time_and_logs_it(fake, tmp_path):
@@ -279,3 +280,27 @@ def test_cancel(fake):
 def test_fake_grammar_matches_the_doc_examples():
     # The fake daemon's error reads like the daemon's, which the CLI test relies on.
     assert check_grammar("a2b", "dealy 5ms").startswith("set a2b: unknown word 'dealy'")
+
+
+def test_play_timed_sends_model_times_and_reads_back_when_applied(fake, tmp_path):
+    """With a daemon that takes `set DIR at T`, every step goes out with its
+    time on the daemon's clock (t0 + at, through the offset found at the
+    start) and the log carries the model time the daemon applied it at."""
+    fake.timed = True
+    s = parse_toml('[[step]]\nat = "0s"\na2b = "delay 1ms"\nb2a = "delay 2ms"\n'
+                   '[[step]]\nat = "60ms"\na2b = "delay 3ms"\n'
+                   '[[step]]\nat = "90ms"\nb2a = ""\n', "p.toml")
+    with ControlClient(fake.path).connect() as c:
+        out = scenario.Player(s, c, None, "fk").play()
+    assert out["state"] == "finished" and out["timed"] is True
+    off = out["daemon_clock_offset_ns"]
+    want = []
+    for st, at in zip(out["steps"], (0, 60_000_000, 90_000_000)):
+        model_at = out["t0_ns"] + at + off
+        for d, x in st["set"].items():
+            assert x["at_ns"] == model_at, (d, x, model_at)
+            assert x["applied_ns"] == model_at, x       # the fake applies exactly at T
+            want.append(f"set {d} at {model_at}ns" + (f" {x['config']}" if x["config"] else ""))
+        assert st["active_from_ns"] == st["planned_ns"]
+    assert sets(fake) == want
+    assert fake.links == {"a2b": "delay 3ms", "b2a": ""}

@@ -114,3 +114,21 @@ def test_watch_stops_cleanly_on_ctrl_c():
     out = io.StringIO()
     assert watch.watch(Interrupting(), interval=0.01, out=out, tty=True) == 0
     assert out.getvalue().endswith(watch.SHOW_CURSOR)
+
+
+def test_port_counters_outside_the_books():
+    """Frames lost before linkemud saw them (port counters) are shown apart
+    from the drops, with their rate; an old daemon without them shows '-'."""
+    prev, cur = snapshots()
+    for st, lost in ((prev, 10), (cur, 30)):
+        for d in st["directions"].values():
+            d["before_rx"] = {"imissed": lost, "ierrors": 0, "rx_nombuf": 0, "total": lost}
+            d["after_tx"] = {"oerrors": 2}
+    a = watch.rates(prev, cur)["directions"]["a2b"]
+    assert a["lost_before_rx"] == 30 and a["lost_before_rx_per_s"] == 10.0
+    assert a["port_send_errors"] == 2 and a["conserved"] is True   # 3000 == 2960 + 20 + 20
+    text = watch.render(prev, cur)
+    assert "lost before rx" in text and "10  (30)" in text and "NOT CONSERVED" not in text
+    old_prev, old_cur = snapshots()
+    text = watch.render(old_prev, old_cur)
+    assert any(l.startswith("  lost before rx") and l.split()[-1] == "-" for l in text.splitlines())

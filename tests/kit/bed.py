@@ -41,7 +41,7 @@ from linkemu.daemon import control
 from linkemu.daemon.summary import conservation_problems
 
 # The data plane's drop causes, which may happen before a frame has a class.
-DATAPLANE_CAUSES = ("ring_full", "tx_refused", "malformed")
+DATAPLANE_CAUSES = ("ring_full", "malformed")
 
 
 # --- what a bed leaves behind ---------------------------------------------------------------

@@ -22,8 +22,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from linkemu.bed import hugepages, netns, paths, procs
-from linkemu.bed.cpus import tool_cpu_mask
+from linkemu.bed import hugepages, netns, paths, procs, sides
+from linkemu.bed.nsref import NsRef
 from linkemu.errors import LinkemuError, UsageError
 
 DEFAULT_BED = "default"
@@ -37,8 +37,24 @@ NS_DEV = "eth0"
 DAEMON_STOP_GRACE_S = 5.0
 
 
+class BedFiles:
+    """What every kind of bed (this pair, attached.AttachedBed,
+    ports.PortsBed) derives from its name: EAL's file prefix and the
+    runtime directory of its daemon."""
+
+    name: str
+
+    @property
+    def file_prefix(self) -> str:
+        return paths.dpdk_file_prefix(self.name)
+
+    @property
+    def run_dir(self) -> Path:
+        return paths.bed_run_dir(self.name)
+
+
 @dataclass(frozen=True)
-class Bed:
+class Bed(BedFiles):
     """Every name a bed uses, derived from the bed's name alone, so that
     `down` can find everything even when the state file is gone."""
 
@@ -52,18 +68,23 @@ class Bed:
     addr_dst: str = ADDR_DST
     prefix_len: int = PREFIX_LEN
 
-    @property
-    def file_prefix(self) -> str:
-        return paths.dpdk_file_prefix(self.name)
-
-    @property
-    def run_dir(self) -> Path:
-        return paths.bed_run_dir(self.name)
-
     def sides(self):
         """(side, namespace, host veth, address, dpdk port) for A then B."""
         return (("a", self.ns_src, self.host_a, self.addr_src, 0),
                 ("b", self.ns_dst, self.host_b, self.addr_dst, 1))
+
+    def side_specs(self) -> tuple[sides.Side, sides.Side]:
+        """The two sides, in namespaces of the bed's own."""
+        return tuple(sides.Side("src" if side == "a" else "dst", f"name:{ns}", self.ns_dev, host,
+                                f"{addr}/{self.prefix_len}", owned=True)
+                     for side, ns, host, addr, _port in self.sides())
+
+    def eal_ports(self, pmd: str) -> list[str]:
+        """EAL options that make the two host veths DPDK ports 0 and 1."""
+        return vdev_args(pmd, (self.host_a, self.host_b))
+
+    def ref(self, role: str) -> NsRef:
+        return NsRef("name", self.namespace(role))
 
     def namespace(self, role: str) -> str:
         if role == "src":
@@ -71,6 +92,11 @@ class Bed:
         if role == "dst":
             return self.ns_dst
         raise UsageError(f"unknown namespace role '{role}' (expected src or dst)")
+
+
+def vdev_args(pmd: str, ifaces: tuple[str, str]) -> list[str]:
+    """--no-pci and one --vdev per interface: port 0 = ifaces[0] (side A)."""
+    return ["--no-pci"] + [f"--vdev=net_{pmd}{i},iface={dev}" for i, dev in enumerate(ifaces)]
 
 
 def bed_for(name: str | None) -> Bed:
@@ -96,9 +122,10 @@ def up(bed: Bed) -> dict:
         # A running daemon of this bed holds pages of its own; asking for
         # MIN_FREE_PAGES more on top would only grow the reservation.
         hugepages.ensure()
-    for _side, ns, host, addr, _port in bed.sides():
-        _side_up(bed, ns, host, addr)
-    _static_neighbours(bed)
+    a, b = bed.side_specs()
+    sides.up(a)
+    sides.up(b)
+    sides.static_neighbours(a, b)
     problems = check(bed)
     if problems:
         raise LinkemuError(f"test bed '{bed.name}' is not right after setup:\n  "
@@ -106,105 +133,13 @@ def up(bed: Bed) -> dict:
     bed.run_dir.mkdir(parents=True, exist_ok=True)
     state = {"bed": bed.name, "created": time.time(), **asdict(bed),
              "file_prefix": bed.file_prefix}
-    _write_json(paths.testbed_state_file(bed.name), state)
+    write_json(paths.testbed_state_file(bed.name), state)
     return status(bed)
-
-
-def _side_up(bed: Bed, ns: str, host: str, addr: str) -> None:
-    if not netns.ns_exists(ns):
-        netns.ns_add(ns)
-    # No IPv6 in the bed: router solicitations, MLD reports and DAD probes
-    # would cross the emulator and spoil frame counts. `default` covers the
-    # veth end that is created in the namespace after this.
-    for key in ("all", "default"):
-        netns.ns_sysctl(ns, f"net.ipv6.conf.{key}.disable_ipv6", "1")
-    netns.link_up("lo", ns)
-    if netns.link_exists(host) != netns.link_exists(bed.ns_dev, ns):
-        # Half a pair (e.g. after a crash mid-setup): start this side afresh.
-        _link_del_wait(host)
-    if not netns.link_exists(host):
-        netns.veth_add(host, ns, bed.ns_dev)
-    # The host end carries no address, but the kernel would still send IPv6
-    # DAD/MLD/RS frames from it into the namespace unless IPv6 is off here too.
-    v6 = Path("/proc/sys/net/ipv6/conf", host, "disable_ipv6")
-    if v6.exists():
-        v6.write_text("1")
-    netns.offloads_off(host)
-    netns.offloads_off(bed.ns_dev, ns)
-    netns.addr_add(bed.ns_dev, f"{addr}/{bed.prefix_len}", ns)
-    netns.link_up(bed.ns_dev, ns)
-    netns.link_up(host)
-    _steer_receive(bed, ns)
-
-
-def _steer_receive(bed: Bed, ns: str) -> None:
-    """Receive Packet Steering for the namespace's veth end, onto the CPUs
-    linkemud does not poll.
-
-    linkemud hands frames to a veth inside its own TX system call, so the
-    namespace's whole receive path (TCP included) would otherwise run on the
-    daemon's CPU; past the softirq budget it moves to ksoftirqd there, which
-    then time-slices against the polling lcore. Measured with iperf3 TCP
-    through `delay 10ms` over af_xdp: emulation error p99 15.7 ms / max
-    24.7 ms without RPS, p99 39 us / max 137 us with it."""
-    mask = tool_cpu_mask()
-    if mask is None:
-        return
-    netns.ns_run(ns, ["sh", "-c", f"echo {mask} > /sys/class/net/{bed.ns_dev}/queues/rx-0/rps_cpus"])
-
-
-def _static_neighbours(bed: Bed) -> None:
-    """Permanent ARP entries in both namespaces.
-
-    Without them ARP requests and replies cross the emulated link and are
-    delayed and dropped like data: with 20 % loss an ARP miss stalls the first
-    packets for a second and the kernel discards what it queued meanwhile,
-    which would count as link loss. Static entries make the bed carry only
-    the test traffic, so the daemon's counters equal the tools' counts."""
-    mac_src = netns.link_mac(bed.ns_dev, bed.ns_src)
-    mac_dst = netns.link_mac(bed.ns_dev, bed.ns_dst)
-    netns.neigh_permanent(bed.ns_dev, bed.addr_dst, mac_dst, bed.ns_src)
-    netns.neigh_permanent(bed.ns_dev, bed.addr_src, mac_src, bed.ns_dst)
 
 
 def check(bed: Bed) -> list[str]:
     """Everything that should be true of a built bed; returns what is not."""
-    problems: list[str] = []
-    for side, ns, host, addr, _port in bed.sides():
-        if not netns.ns_exists(ns):
-            problems.append(f"namespace {ns} missing")
-            continue
-        if not netns.link_exists(host):
-            problems.append(f"host veth {host} missing")
-            continue
-        info = netns.link_info(bed.ns_dev, ns)
-        if info is None:
-            problems.append(f"{ns}: {bed.ns_dev} missing")
-            continue
-        want = f"{addr}/{bed.prefix_len}"
-        have = [f"{a['local']}/{a['prefixlen']}" for a in info.get("addr_info", [])
-                if a.get("family") == "inet"]
-        if want not in have:
-            problems.append(f"{ns}: {bed.ns_dev} has {have or 'no address'}, want {want}")
-        if "UP" not in info.get("flags", []):
-            problems.append(f"{ns}: {bed.ns_dev} is down")
-        host_info = netns.link_info(host)
-        if host_info is None or "UP" not in host_info.get("flags", []):
-            problems.append(f"host veth {host} is down")
-        for r in netns.routes(ns):
-            if r.get("dst") == "default":
-                problems.append(f"{ns}: has a default route ({r})")
-        for dev, where in ((host, None), (bed.ns_dev, ns)):
-            feats = netns.offload_state(dev, where)
-            on = [f for f in _ETHTOOL_NAMES if feats.get(f)]
-            if on:
-                problems.append(f"{where or 'host'}: {dev}: offloads still on: {', '.join(on)}")
-    return problems
-
-
-# ethtool -k names of the features `ethtool -K ... tx rx tso gso gro off` sets.
-_ETHTOOL_NAMES = ("rx-checksumming", "tx-checksumming", "tcp-segmentation-offload",
-                  "generic-segmentation-offload", "generic-receive-offload")
+    return [p for side in bed.side_specs() for p in sides.check(side)]
 
 
 # --- status ----------------------------------------------------------------------
@@ -260,18 +195,17 @@ def daemon_pid(bed: Bed) -> int | None:
 def down(bed: Bed) -> list[str]:
     """Remove everything the bed may have left, crash or not. Returns what was
     done (empty when there was nothing to do)."""
-    done: list[str] = []
-    pids = set(procs.find_linkemud(bed.file_prefix))
-    pid = daemon_pid(bed)
-    if pid is not None:
-        pids.add(pid)
-    for p in sorted(pids):
-        how = procs.terminate(p, DAEMON_STOP_GRACE_S)
-        done.append(f"linkemud pid {p} {how}")
+    return remove(bed, [bed.ns_src, bed.ns_dst])
+
+
+def remove(bed: Bed, namespaces: list[str]) -> list[str]:
+    """Remove the bed's daemon, its host veths, the given namespaces of its
+    own (with any process left inside) and its runtime files."""
+    done = kill_daemons(bed)
     # Tools still running inside the namespaces (an iperf3 server left by a
     # crashed demo) would keep the namespace, and its veth, alive after
     # `ip netns del`.
-    for ns in (bed.ns_src, bed.ns_dst):
+    for ns in namespaces:
         for p in netns.ns_pids(ns):
             how = procs.terminate(p, 2.0)
             done.append(f"process {p} in {ns} {how}")
@@ -280,9 +214,9 @@ def down(bed: Bed) -> list[str]:
     # with an immediate `up`.
     for host in (bed.host_a, bed.host_b):
         if netns.link_exists(host):
-            _link_del_wait(host)
+            netns.link_del_wait(host)
             done.append(f"deleted veth {host}")
-    for ns in (bed.ns_src, bed.ns_dst):
+    for ns in namespaces:
         if netns.ns_exists(ns):
             netns.ns_del(ns)
             done.append(f"deleted namespace {ns}")
@@ -290,6 +224,19 @@ def down(bed: Bed) -> list[str]:
         shutil.rmtree(bed.run_dir, ignore_errors=True)
         done.append(f"removed {bed.run_dir}")
     done += remove_dpdk_leftovers(bed.file_prefix)
+    return done
+
+
+def kill_daemons(bed: Bed) -> list[str]:
+    """Stop every linkemud of the bed (by pid file and by EAL file prefix)."""
+    done: list[str] = []
+    pids = set(procs.find_linkemud(bed.file_prefix))
+    pid = daemon_pid(bed)
+    if pid is not None:
+        pids.add(pid)
+    for p in sorted(pids):
+        how = procs.terminate(p, DAEMON_STOP_GRACE_S)
+        done.append(f"linkemud pid {p} {how}")
     return done
 
 
@@ -314,16 +261,7 @@ def remove_dpdk_leftovers(prefix: str) -> list[str]:
     return done
 
 
-def _link_del_wait(dev: str, timeout: float = 5.0) -> None:
-    netns.run(["ip", "link", "del", "dev", dev], check=False)
-    deadline = time.monotonic() + timeout
-    while netns.link_exists(dev):
-        if time.monotonic() > deadline:
-            raise LinkemuError(f"could not delete {dev}")
-        time.sleep(0.05)
-
-
-def _write_json(path: Path, obj) -> None:
+def write_json(path: Path, obj) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(obj, indent=2) + "\n")
     os.replace(tmp, path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from linkemu.bed import testbed
+from linkemu import api
 from linkemu.cli.common import daemon_options, refused
 from linkemu.daemon import control, watch
 from linkemu.daemon.control import DaemonRefused
@@ -28,13 +28,13 @@ def format_stats(st: dict) -> str:
 
 
 def cmd_ctl(a: argparse.Namespace) -> int:
-    bed = testbed.bed_for(a.bed)
+    bed = api.Bed(a.bed)
     if a.ctl_command == "telemetry":
         reply = control.telemetry_query(control.telemetry_path(bed.file_prefix), a.command,
                                         a.timeout)
         print(json.dumps(reply, indent=2))
         return 0
-    with control.connect_bed(bed, a.timeout) as c:
+    with bed.control(a.timeout) as c:
         try:
             if a.ctl_command == "set":
                 reply = c.set(a.direction, " ".join(a.grammar))
@@ -69,13 +69,13 @@ def cmd_ctl(a: argparse.Namespace) -> int:
 # --- stats -----------------------------------------------------------------------------
 
 def cmd_stats(a: argparse.Namespace) -> int:
-    bed = testbed.bed_for(a.bed)
+    bed = api.Bed(a.bed)
     if a.interval <= 0:
         raise UsageError("--interval must be more than 0")
     count = 1 if a.once else a.count
     if count is not None and count < 1:
         raise UsageError("--count must be at least 1")
-    with control.connect_bed(bed, a.timeout) as c:
+    with bed.control(a.timeout) as c:
         try:
             if a.watch or count is not None:
                 return watch.watch(c, bed.name, a.interval, count, as_json=a.json)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from linkemu.bed import testbed
+from linkemu import api
 from linkemu.bed.interrupts import interruptible, shielded
 from linkemu.daemon import daemon
 from linkemu.daemon.summary import format_final
@@ -25,50 +25,45 @@ def _step(n: int, what: str) -> None:
     print(f"[{n}/{STEPS}] {what} ...", flush=True)
 
 
-def run(bed: testbed.Bed, seconds: int = 5) -> int:
+def run(bed: api.Bed, seconds: int = 5) -> int:
     if seconds < 1:
         raise LinkemuError("--seconds must be >= 1")
-    binary = daemon.require_binary()
-    if testbed.daemon_pid(bed) is not None:
-        # Not ours to stop: the demo would take down someone's running link.
-        raise LinkemuError(f"a linkemud is already running on bed '{bed.name}'; stop it or "
-                           f"use another --bed")
-    d = None
+    daemon.require_binary()
+    # Not ours to stop: the demo would take down someone's running link.
+    bed.require_no_daemon()
+    link = None
     results: dict = {}
-    final = None
+    report = None
     try:
         with interruptible():
             _step(1, f"bringing up test bed '{bed.name}'")
-            testbed.up(bed)
+            bed.up()
             _step(2, f"starting linkemud ({LINK}, both directions)")
-            d = daemon.start_auto(daemon.DaemonConfig(bed=bed, a2b=LINK, b2a=LINK), binary)
+            link = bed.run(LINK, LINK)
             _step(3, "ping src -> dst (20 pings, 0.2 s apart)")
-            results["ping"] = ping.ping(bed, count=20, interval=0.2).summary()
+            results["ping"] = ping.ping(bed.layout, count=20, interval=0.2).summary()
             _step(4, f"iperf3 TCP src -> dst ({seconds} s)")
-            results["tcp"] = iperf3.iperf3_tcp_summary(iperf3.iperf3(bed, seconds))
+            results["tcp"] = iperf3.iperf3_tcp_summary(iperf3.iperf3(bed.layout, seconds))
             _step(5, f"iperf3 UDP 50 Mbit/s src -> dst ({seconds} s)")
             results["udp"] = iperf3.iperf3_udp_summary(
-                iperf3.iperf3(bed, seconds, udp=True, bitrate="50M"))
+                iperf3.iperf3(bed.layout, seconds, udp=True, bitrate="50M"))
             _step(6, "stopping linkemud")
             with shielded():
-                res, d = daemon.stop(bed, d.popen), None
-            final = res.final
-            if final is None:
-                raise LinkemuError(res.error or "linkemud wrote no final counters")
+                report = link.stop()
     except KeyboardInterrupt:
         print("\ninterrupted: cleaning up", file=sys.stderr)
         return 1
     finally:
         with shielded():
-            if d is not None:
+            if link is not None and link.report is None:
                 try:
-                    daemon.stop(d.config.bed, d.popen)
+                    link.stop()
                 except LinkemuError:
                     pass
             _step(7, f"tearing down test bed '{bed.name}'")
-            testbed.down(bed)
+            bed.down()
     print()
-    print(format_summary(results, final))
+    print(format_summary(results, report.raw))
     return 0
 
 
@@ -89,7 +84,7 @@ def format_summary(results: dict, final: dict) -> str:
 
 
 def cmd_demo(a) -> int:
-    return run(testbed.bed_for(a.bed), seconds=a.seconds)
+    return run(api.Bed(a.bed), seconds=a.seconds)
 
 
 def register(sub, bed_opt) -> None:

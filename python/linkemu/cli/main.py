@@ -17,7 +17,7 @@ import signal
 import sys
 
 from linkemu import __version__
-from linkemu.cli import capture, ctl, demo, lab, profile, report, run, scenario, testbed
+from linkemu.cli import capture, ctl, demo, lab, profile, report, run, scenario, shell, testbed
 from linkemu.cli.common import bed_parent, err
 from linkemu.errors import LinkemuError, UsageError
 
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     testbed.register(sub, bed_opt)   # testbed up|down|status, exec
     run.register(sub, bed_opt)       # run, stop
     demo.register(sub, bed_opt)      # demo
+    shell.register(sub)              # shell [LINKS] -- COMMAND
     ctl.register(sub)                # ctl, stats
     capture.register(sub)            # capture
     scenario.register(sub)           # scenario check|play
@@ -56,11 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     tail: list[str] = []
-    if "--" in argv and "exec" in argv[:argv.index("--")]:
+    if "--" in argv and {"exec", "shell"} & set(argv[:argv.index("--")]):
         i = argv.index("--")
         argv, tail = argv[:i], argv[i + 1:]
     a = ap.parse_args(argv)   # exits 2 with a message on bad usage
-    if a.command == "exec":
+    if a.command in ("exec", "shell"):
         a.cmd = tail
     # Reading results and profiles touches no namespace, hugepage or port.
     if os.geteuid() != 0 and _needs_root(a):

@@ -30,15 +30,6 @@ def add_run_option(run_parser: argparse.ArgumentParser) -> None:
                             help="links from a profile; --a2b/--b2a override a direction")
 
 
-def links_for_run(a: argparse.Namespace) -> tuple[str, str]:
-    """The (a2b, b2a) grammar for `run`: the profile's, overridden by any
-    direction given explicitly."""
-    if not getattr(a, "profile", None):
-        return a.a2b or "", a.b2a or ""
-    prof = profiles.find(a.profile)
-    return (a.a2b if a.a2b is not None else prof.a2b, a.b2a if a.b2a is not None else prof.b2a)
-
-
 def _as_dict(p: profiles.Profile) -> dict:
     return {"name": p.name, "version": p.version, "description": p.description,
             "source": p.source, "a2b": p.a2b, "b2a": p.b2a, "path": str(p.path)}

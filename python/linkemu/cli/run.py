@@ -8,86 +8,83 @@ import json
 import sys
 import time
 
-from linkemu.bed import testbed
+from linkemu import api
 from linkemu.bed.interrupts import interruptible, shielded
 from linkemu.cli import profile, scenario
 from linkemu.cli.common import err
+from linkemu.cli.testbed import bed_from_args, bring_up
 from linkemu.daemon import daemon
-from linkemu.daemon.summary import conservation_problems, format_final
 from linkemu.errors import LinkemuError
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    bed = testbed.bed_for(a.bed)
-    a2b, b2a = profile.links_for_run(a)
-    cfg = daemon.DaemonConfig(bed=bed, a2b=a2b, b2a=b2a, pmd=a.pmd or "af_xdp",
-                              lcores=a.lcores or "", layout=a.layout, seed=a.seed)
-    daemon.validate(cfg)
-    binary = daemon.require_binary()
+    bed = bed_from_args(a)
+    a2b, b2a = api.resolve_links(a.a2b, a.b2a, a.profile)
+    daemon.validate(daemon.DaemonConfig(bed=bed.layout, a2b=a2b, b2a=b2a,
+                                        pmd=a.pmd or "af_xdp", lcores=a.lcores or "",
+                                        layout=a.layout, seed=a.seed))
+    daemon.require_binary()
     scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
-    running = testbed.daemon_pid(bed)
-    if running is not None:
-        raise LinkemuError(f"linkemud is already running on bed '{bed.name}' (pid {running}); "
-                           f"run `linkemu stop --bed {bed.name}` first")
+    bed.require_no_daemon()
     with interruptible():
-        was_up = testbed.status(bed)["up"]
-        if not was_up:
+        if not bed.is_up() and bed.kind != "ports":
             print(f"linkemu: bringing up test bed '{bed.name}'", file=sys.stderr)
-        try:
-            # Always: up is idempotent, and on a built bed it re-checks what
-            # the daemon relies on (offloads off, hugepages free).
-            testbed.up(bed)
-        except BaseException:
-            if not was_up:
-                with shielded():
-                    testbed.down(bed)
-            raise
-        d = daemon.start_auto(cfg, binary, fallback=a.pmd is None)
-        player = scenario.run_scenario_start(scen, bed, a.detach, d)
-        ready = (f"linkemud ready on bed '{bed.name}' (pid {d.pid}, {d.config.pmd}, "
-                 f"lcores {cfg.lcores or daemon.default_lcores()})")
+        # Always: up is idempotent, and on a built bed it re-checks what
+        # the daemon relies on (offloads off, hugepages free).
+        bring_up(bed, a.pmd or "af_xdp")
+        link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed)
+        player = scenario.run_scenario_start(scen, link, a.detach)
+        ready = (f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {link.pmd}, "
+                 f"lcores {a.lcores or daemon.default_lcores()})")
         if a.detach:
+            link.detach()
             print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
             return 0
         try:
-            print(f"{ready}\n  a2b: {cfg.a2b or '(no impairment)'}\n"
-                  f"  b2a: {cfg.b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
-            while d.popen.poll() is None:
+            print(f"{ready}\n  a2b: {a2b or '(no impairment)'}\n"
+                  f"  b2a: {b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
+            while link.exit_code() is None:
                 time.sleep(0.2)
         except KeyboardInterrupt:
             pass
     with shielded():
         scenario.run_scenario_stop(player)
-        crashed = d.popen.poll()
-        res = daemon.stop(bed, d.popen)
-    rc = _report_stop(res, as_json=False)
+        crashed = link.exit_code()
+        report = _stop(link)
+    rc = _report_stop(report, as_json=False)
     if crashed is not None:
-        err(f"linkemud exited by itself with code {crashed}; log:\n{daemon.log_tail(bed)}")
+        err(f"linkemud exited by itself with code {crashed}; log:\n"
+             f"{daemon.log_tail(bed.layout)}")
         return 1
     return rc
 
 
 def cmd_stop(a: argparse.Namespace) -> int:
-    bed = testbed.bed_for(a.bed)
+    bed = api.Bed(a.bed)
     with shielded():
-        res = daemon.stop(bed)
-    return _report_stop(res, a.json)
+        report = _stop(bed.attach())
+    return _report_stop(report, a.json)
 
 
-def _report_stop(res: daemon.StopResult, as_json: bool) -> int:
-    if res.how == "killed":
-        err(f"linkemud (pid {res.pid}) did not exit within {daemon.STOP_TIMEOUT_S:.0f} s "
+def _stop(link: api.Link):
+    """link.stop(), or None after saying why there are no final counters."""
+    try:
+        report = link.stop()
+    except LinkemuError as e:
+        err(str(e))
+        return None
+    if report.how == "killed":
+        err(f"linkemud (pid {report.pid}) did not exit within {daemon.STOP_TIMEOUT_S:.0f} s "
              f"of SIGTERM and was killed (SIGKILL)")
-    if res.final is None:
-        err(res.error or "no final counters")
+    return report
+
+
+def _report_stop(report, as_json: bool) -> int:
+    if report is None:
         return 1
-    problems = conservation_problems(res.final)
-    if as_json:
-        print(json.dumps(res.final, indent=2))
-    else:
-        print(format_final(res.final))
-    if problems:
-        err("frame conservation violated:\n  " + "\n  ".join(problems))
+    print(json.dumps(report.raw, indent=2) if as_json else report.format())
+    if report.problems:
+        err("frame conservation violated:\n  " + "\n  ".join(report.problems))
         return 1
     return 0
 
@@ -110,6 +107,10 @@ def register(sub, bed_opt: argparse.ArgumentParser) -> None:
     r.add_argument("--detach", action="store_true", help="return once the daemon is ready")
     r.add_argument("--scenario", default=None, metavar="FILE",
                    help="play a scenario file (timed link changes) once the daemon is ready")
+    r.add_argument("--ports", default=None, metavar="IF_A,IF_B",
+                   help="run on two existing host interfaces (AF_XDP/AF_PACKET) or "
+                        "DPDK-bound PCI addresses instead of a bed; nothing of them is "
+                        "changed (--bed names the run's files)")
     r.set_defaults(func=cmd_run)
 
     s = sub.add_parser("stop", parents=[bed_opt], help="stop linkemud, print final counters")

@@ -165,12 +165,13 @@ def run_scenario_load(a: argparse.Namespace):
     return scn
 
 
-def run_scenario_start(scn, bed, detach: bool, d=None) -> RunScenario | None:
-    """After the daemon is ready: start playing. If the scenario cannot
-    start, the daemon d (a daemon.Daemon) is stopped before the error is
-    raised: `run --scenario` does not leave a link running without it."""
+def run_scenario_start(scn, link, detach: bool) -> RunScenario | None:
+    """After the daemon is ready: start playing on link (an api.Link). If the
+    scenario cannot start, the link is stopped before the error is raised:
+    `run --scenario` does not leave a link running without it."""
     if scn is None:
         return None
+    bed = link.bed.layout
     rs = RunScenario(scn, bed, bed.run_dir / SCENARIO_LOG)
     try:
         if detach:
@@ -182,14 +183,15 @@ def run_scenario_start(scn, bed, detach: bool, d=None) -> RunScenario | None:
                   f"{scn.duration_ns / 1e9:g} s); log {rs.log}", file=sys.stderr)
             rs.start_thread()
     except BaseException as e:
-        if d is not None:
-            from linkemu.bed.interrupts import shielded
-            from linkemu.daemon import daemon
-            with shielded():
-                if rs.pid is not None:
-                    from linkemu.bed import procs
-                    procs.terminate(rs.pid, 2.0)
-                daemon.stop(bed, d.popen)
+        from linkemu.bed.interrupts import shielded
+        with shielded():
+            if rs.pid is not None:
+                from linkemu.bed import procs
+                procs.terminate(rs.pid, 2.0)
+            try:
+                link.stop()
+            except LinkemuError:
+                pass
         if isinstance(e, LinkemuError):
             raise LinkemuError(f"the scenario did not start, so linkemud was stopped: {e}") \
                 from e

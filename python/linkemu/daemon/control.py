@@ -236,12 +236,14 @@ class ControlClient:
     def set(self, direction: str, grammar: str) -> dict:
         return self.call(set_line(direction, grammar))
 
-    def set_many(self, changes: list[tuple[str, str]]) -> list[tuple[int, int, dict]]:
+    def set_many(self, changes: list[tuple[str, str]],
+                 at_ns: int | None = None) -> list[tuple[int, int, dict]]:
         """Several `set`s written at once (so both directions of one step
-        change as close together as the daemon allows). Returns, per change,
-        (sent_ns, replied_ns, reply) in CLOCK_MONOTONIC; raises DaemonRefused
-        on the first refusal, after reading every reply."""
-        lines = [set_line(d, g) for d, g in changes]
+        change as close together as the daemon allows); with at_ns, each
+        takes effect at that model time (`set DIR at Tns ...`). Returns, per
+        change, (sent_ns, replied_ns, reply) in CLOCK_MONOTONIC; raises
+        DaemonRefused on the first refusal, after reading every reply."""
+        lines = [set_line(d, g, at_ns) for d, g in changes]
         sent = time.monotonic_ns()
         self.send_lines(lines)
         out = []
@@ -289,12 +291,19 @@ class ControlClient:
         return False
 
 
-def set_line(direction: str, grammar: str) -> str:
-    """`set DIR GRAMMAR`; an empty grammar (no impairment) is `set DIR`."""
+def set_line(direction: str, grammar: str, at_ns: int | None = None) -> str:
+    """`set DIR [at Tns] GRAMMAR`; an empty grammar (no impairment) is
+    `set DIR`. at_ns: the daemon's model time at which the change lands."""
     if direction not in DIRECTIONS:
         raise ControlError(f"unknown direction '{direction}' (a2b or b2a)")
     g = " ".join(grammar.split())
-    return f"set {direction} {g}" if g else f"set {direction}"
+    head = f"set {direction}" + (f" at {int(at_ns)}ns" if at_ns is not None else "")
+    return f"{head} {g}" if g else head
+
+
+def daemon_has_timed_set(help_text: str) -> bool:
+    """Whether the daemon's `help` names `set ... at` (timed changes)."""
+    return "[at +DURATION" in help_text
 
 
 # --- beds -------------------------------------------------------------------------

@@ -72,10 +72,8 @@ def validate(cfg: DaemonConfig) -> None:
 
 def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
     b = cfg.bed
-    argv = [str(binary), "-l", cfg.lcores or default_lcores(), "--no-pci",
-            "--file-prefix", b.file_prefix,
-            f"--vdev=net_{cfg.pmd}0,iface={b.host_a}",
-            f"--vdev=net_{cfg.pmd}1,iface={b.host_b}",
+    argv = [str(binary), "-l", cfg.lcores or default_lcores(),
+            "--file-prefix", b.file_prefix, *b.eal_ports(cfg.pmd),
             "--",
             "--a2b", cfg.a2b, "--b2a", cfg.b2a,
             "--stats-file", str(paths.daemon_final_stats_file(b.name))]

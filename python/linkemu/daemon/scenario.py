@@ -30,11 +30,15 @@ empty cell leaving that direction as it was, `#` lines ignored.
 Times are strings with a unit: ns, us, ms, s, min, h ("1.5s", "250ms").
 A step's grammar is linkemud's (docs/grammar.md); "" means no impairment.
 
-Playing: steps are sent at t0 + at on an absolute schedule from one
-CLOCK_MONOTONIC start (sleep until ~1 ms before, then spin), both
-directions of a step in one write. For each step the log records the
-planned time, when the `set`s were sent, when the replies came and the
-daemon's applied_ns. The log is rewritten after each step that leaves
+Playing: each step is due at t0 + at on one CLOCK_MONOTONIC schedule.
+With a daemon that takes timed changes (`set DIR at T ...`), every step is
+sent LEAD_NS ahead, carrying its time on the daemon's model clock (t0 +
+at, mapped once at the start), so it lands exactly there, whenever the
+set arrived; the player then reads back the model time the daemon applied
+it at. With an older daemon, steps are sent at their time (sleep until
+~1 ms before, then spin). Both directions of a step go in one write. For
+each step the log records the planned time, when the `set`s were sent,
+when the replies came and the daemon's applied time. The log is rewritten after each step that leaves
 20 ms before the next, so whoever reads it mid-run sees which step is
 active.
 """
@@ -55,12 +59,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linkemu.daemon.control import (DIRECTIONS, ControlClient, ControlClosed, ControlError,
-                             DaemonRefused, daemon_supports)
+                                    DaemonRefused, daemon_has_timed_set, daemon_supports)
 from linkemu.errors import LinkemuError, UsageError
 
 # Sleep until this long before a step's time, then spin: a Linux sleep
 # overshoots by up to ~100 us (timer slack, wake-up), a spin does not.
 SPIN_NS = 1_000_000
+# Timed changes are sent this far ahead of their time (a set's round trip
+# is ~0.1 ms; 20 ms leaves room for a busy machine). After the time, the
+# player waits CONFIRM_NS before it reads back when the change applied.
+LEAD_NS = 20_000_000
+CONFIRM_NS = 2_000_000
+CONFIRM_MAX_NS = 1_000_000_000
 # While sleeping, look at the connection and the cancel flag this often.
 POLL_S = 0.1
 # The log is rewritten after a step only when the next one is at least this
@@ -522,7 +532,7 @@ class Player:
             # linkemud's applied_ns is its own clock (TSC ns since it
             # started); daemon_clock_offset_ns maps it: mono = applied - offset.
             "daemon_clock_offset_ns": None, "daemon_clock_uncertainty_ns": None,
-            "state": "waiting", "error": None, "steps": [],
+            "state": "waiting", "error": None, "timed": None, "steps": [],
         }
 
     def sync_clock(self, tries: int = 5) -> None:
@@ -549,7 +559,9 @@ class Player:
 
     def play(self, cancel: threading.Event | None = None, t0_ns: int | None = None) -> dict:
         self.sync_clock()
-        self.log["state"] = "running"
+        timed = (daemon_has_timed_set(self.client.help())
+                 and self.log["daemon_clock_offset_ns"] is not None)
+        self.log.update(state="running", timed=timed)
         self._write()
         t0 = t0_ns if t0_ns is not None else time.monotonic_ns()
         self.log.update(t0_ns=t0, t0_unix=time.time() - (time.monotonic_ns() - t0) / 1e9)
@@ -557,8 +569,11 @@ class Player:
             steps = self.scn.steps
             for i, st in enumerate(steps, 1):
                 planned = t0 + st.at_ns
-                wait_until(planned, self.client, cancel)
-                res = self.client.set_many(st.changes())
+                if timed:
+                    res = self._play_timed(st, planned, cancel)
+                else:
+                    wait_until(planned, self.client, cancel)
+                    res = self.client.set_many(st.changes())
                 self._record(i, st, planned, res)
                 following = t0 + steps[i].at_ns if i < len(steps) else None
                 if following is None or following - time.monotonic_ns() > WRITE_MARGIN_NS:
@@ -580,6 +595,30 @@ class Player:
             self._write()
         return self.log
 
+    def _play_timed(self, st: Step, planned: int, cancel) -> list:
+        """Sends the step ahead with its model time, then, once that time
+        has passed, reads back when the daemon applied each change: its
+        replies (at_ns) get "applied_ns" from stats' changed_at_ns."""
+        model_at = planned + self.log["daemon_clock_offset_ns"]
+        wait_until(planned - LEAD_NS, self.client, cancel)
+        res = self.client.set_many(st.changes(), at_ns=model_at)
+        wait_until(planned + CONFIRM_NS, self.client, cancel)
+        # Applied once no longer staged (a later step cannot be staged yet);
+        # a busy daemon may take a little longer: ask again for a while.
+        give_up = time.monotonic_ns() + CONFIRM_MAX_NS
+        pending = {d for d, _g in st.changes()}
+        while pending and time.monotonic_ns() < give_up:
+            dirs = self.client.stats().get("directions", {})
+            for (d, _g), (_s, _r, reply) in zip(st.changes(), res):
+                got = dirs.get(d, {})
+                if d in pending and got.get("staged_at_ns") is None \
+                        and isinstance(got.get("changed_at_ns"), int):
+                    reply["applied_ns"] = got["changed_at_ns"]
+                    pending.discard(d)
+            if pending:
+                time.sleep(CONFIRM_NS / 1e9)
+        return res
+
     def _record(self, i: int, st: Step, planned: int, res) -> None:
         sent = min(r[0] for r in res)
         replied = max(r[1] for r in res)
@@ -590,13 +629,16 @@ class Player:
             "at": format_time(st.at_ns), "at_ns": st.at_ns,
             "planned_ns": planned, "sent_ns": sent, "replied_ns": replied,
             "late_ns": sent - planned,
-            "set": {d: {"config": r[2].get("config"), "applied_ns": r[2].get("applied_ns"),
+            "set": {d: {"config": r[2].get("config"), "at_ns": r[2].get("at_ns"),
+                        "applied_ns": r[2].get("applied_ns"),
                         "applied_mono_ns": self.to_monotonic(r[2].get("applied_ns")),
                         "sent_ns": r[0], "replied_ns": r[1]}
                     for (d, _g), r in zip(st.changes(), res)},
             # Active from when the daemon switched (its applied_ns on our
-            # clock, never after the reply), or from the reply.
-            "active_from_ns": min(max(applied), replied) if applied else replied,
+            # clock; an untimed change never after the reply), or from the
+            # reply (untimed) or the planned time (timed) if unknown.
+            "active_from_ns": (max(applied) if applied else planned) if self.log["timed"]
+            else (min(max(applied), replied) if applied else replied),
             "active_until_ns": None,
         }
         steps = self.log["steps"]

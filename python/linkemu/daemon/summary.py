@@ -18,7 +18,7 @@ from __future__ import annotations
 DIRECTIONS = ("a2b", "b2a")
 # The daemon's drop causes in its order (counters.h); the JSON carries them
 # all, this is for views that list them before any has happened.
-DROP_CAUSES = ("loss", "queue_full", "ring_full", "tx_refused", "shutdown", "malformed",
+DROP_CAUSES = ("loss", "queue_full", "ring_full", "shutdown", "malformed",
                "queue_head", "codel", "stalled")
 
 
@@ -91,6 +91,12 @@ def fmt_direction(name: str, d: dict) -> list[str]:
         for c in classes:
             lines.append(f"    class {c['name']}: in {c['rx']}, out {c['tx']}, "
                          f"dropped {sum(c.get('dropped', {}).values())}, held {c['in_flight']}")
+    before, after = d.get("before_rx"), d.get("after_tx")
+    if before is not None:   # what the ports counted outside the books above
+        lines.append(f"    before linkemud: {before.get('total', 0)} lost at the input port "
+                     f"(missed {before.get('imissed', 0)}, errors {before.get('ierrors', 0)}, "
+                     f"no mbuf {before.get('rx_nombuf', 0)}); after: "
+                     f"{(after or {}).get('oerrors', 0)} send errors at the output port")
     e = d.get("emulation_error_ns") or {}
     if e.get("count"):
         lines.append(f"    emulation error over {e['count']} frames: p50 {fmt_ns(e.get('p50'))}, "

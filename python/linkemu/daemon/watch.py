@@ -65,6 +65,11 @@ def rates(prev: dict, cur: dict) -> dict:
         drops = {k: {"per_s": per_s(_delta(pd, cd, k)), "delta": _delta(pd, cd, k),
                      "total": cd.get(k, 0)} for k in causes}
         e = c.get("emulation_error_ns") or {}
+        # What the ports counted outside our books: frames lost before
+        # linkemud received them (imissed + ierrors + rx_nombuf) and frames
+        # the output port failed to send (oerrors). Absent from old daemons.
+        before, pb = c.get("before_rx") or {}, p.get("before_rx") or {}
+        after, pa = c.get("after_tx") or {}, p.get("after_tx") or {}
         out["directions"][name] = {
             "config": c.get("config", ""),
             "rx_fps": per_s(drx), "tx_fps": per_s(dtx),
@@ -75,6 +80,10 @@ def rates(prev: dict, cur: dict) -> dict:
             "error_count": e.get("count", 0),
             "error_p50_ns": e.get("p50"), "error_p99_ns": e.get("p99"),
             "error_max_ns": e.get("max"),
+            "conserved": c.get("conserved"),
+            "lost_before_rx": before.get("total"),
+            "lost_before_rx_per_s": per_s(_delta(pb, before, "total")) if before else None,
+            "port_send_errors": after.get("oerrors"),
         }
     return out
 
@@ -132,6 +141,15 @@ def render(prev: dict, cur: dict, bed: str = "", interval: float | None = None,
             vals.append("-" if d is None else f"{_num(d['per_s'])}  ({d['total']:,})")
         row(f"  {c}", vals)
     row("  all", [f"({dirs[n]['dropped_total']:,})" for n in names])
+    row("books", ["-" if dirs[n]["conserved"] is None else
+                  "conserved" if dirs[n]["conserved"] else "NOT CONSERVED" for n in names])
+    lines.append("")
+    row("ports (not in books)", ["" for _ in names])
+    row("  lost before rx", ["-" if dirs[n]["lost_before_rx"] is None else
+                             f"{_num(dirs[n]['lost_before_rx_per_s'])}  "
+                             f"({dirs[n]['lost_before_rx']:,})" for n in names])
+    row("  send errors", ["-" if dirs[n]["port_send_errors"] is None else
+                          f"({dirs[n]['port_send_errors']:,})" for n in names])
     lines.append("")
     row("emulation error", [f"over {dirs[n]['error_count']:,} frames" for n in names])
     row("  p50", [fmt_ns(dirs[n]["error_p50_ns"]) for n in names])

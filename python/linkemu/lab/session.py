@@ -17,10 +17,10 @@ import math
 import sys
 import time
 
+from linkemu import api
 from linkemu.bed import hugepages, procs, testbed
 from linkemu.bed.interrupts import interruptible, shielded
 from linkemu.daemon import daemon
-from linkemu.daemon.summary import conservation_problems
 from linkemu.errors import LinkemuError
 
 # One mbuf of linkemud's pool: 2,176 B of buffer + struct rte_mbuf (128 B)
@@ -96,10 +96,10 @@ def _fmt_s(s: float) -> str:
 
 
 class Link:
-    """A started daemon; .final is set once it has been stopped."""
+    """A started daemon (an api.Link); .final is its final JSON once stopped."""
 
-    def __init__(self, d: daemon.Daemon):
-        self.d = d
+    def __init__(self, link: api.Link):
+        self.link = link
         self.final: dict | None = None
         self.problems: list[str] = []
         self.contention: list[str] = []   # other busy pollers seen during the run
@@ -132,23 +132,23 @@ def other_pollers(own_prefix: str) -> list[str]:
 
 class LabSession:
     def __init__(self, bed_name: str = "lab", pmd: str | None = None, seed: int | None = None):
-        self.bed = testbed.bed_for(bed_name)
+        self.api_bed = api.Bed(bed_name)
+        self.bed = self.api_bed.layout      # what the instruments take
         self.pmd = pmd or "af_xdp"
-        self.fallback = pmd is None
+        self.fallback = pmd is None         # af_xdp, else af_packet: decided at the first run
         self.seed = seed
-        self.binary = None
         self._live: Link | None = None
         self._cm = None
 
     def __enter__(self) -> "LabSession":
-        self.binary = daemon.require_binary()
+        daemon.require_binary()
         if testbed.daemon_pid(self.bed) is not None:
             raise LinkemuError(f"a linkemud is already running on bed '{self.bed.name}'; stop it "
                                f"(linkemu stop --bed {self.bed.name}) or use another --bed")
         self._cm = interruptible()
         self._cm.__enter__()
         try:
-            testbed.up(self.bed)
+            self.api_bed.up()
         except BaseException:
             self.__exit__(*sys.exc_info())
             raise
@@ -159,12 +159,12 @@ class LabSession:
             try:
                 if self._live is not None and self._live.final is None:
                     try:
-                        daemon.stop(self.bed, self._live.d.popen)
+                        self._live.link.stop()
                     except LinkemuError:
                         pass
                     self._live = None
             finally:
-                testbed.down(self.bed)
+                self.api_bed.down()
                 if self._cm is not None:
                     cm, self._cm = self._cm, None
                     cm.__exit__(None, None, None)
@@ -173,17 +173,10 @@ class LabSession:
     def link(self, a2b: str, b2a: str = "", seed: int | None = None):
         """Start linkemud with these links; stop it on leaving the block and
         put its final JSON in link.final (conservation re-checked)."""
-        cfg = daemon.DaemonConfig(bed=self.bed, a2b=a2b, b2a=b2a, pmd=self.pmd,
-                                  seed=self.seed if seed is None else seed)
-        try:
-            if self.fallback:
-                d = daemon.start_auto(cfg, self.binary)
-                self.pmd, self.fallback = d.config.pmd, False   # keep what worked
-            else:
-                d = daemon.start(cfg, self.binary)
-        except OSError as e:
-            raise LinkemuError(f"cannot start {self.binary}: {e.strerror or e}") from e
-        link = Link(d)
+        started = self.api_bed.run(a2b, b2a, pmd=None if self.fallback else self.pmd,
+                                   seed=self.seed if seed is None else seed)
+        self.pmd, self.fallback = started.pmd, False    # keep what worked
+        link = Link(started)
         link.contention = other_pollers(self.bed.file_prefix)
         self._live = link
         try:
@@ -191,7 +184,7 @@ class LabSession:
         except BaseException:
             with shielded():
                 try:
-                    daemon.stop(self.bed, d.popen)
+                    started.stop()
                 except LinkemuError:
                     pass
                 self._live = None
@@ -200,12 +193,10 @@ class LabSession:
             if c not in link.contention:
                 link.contention.append(c)
         with shielded():
-            res = daemon.stop(self.bed, d.popen)
+            report = started.stop()
             self._live = None
-        if res.final is None:
-            raise LinkemuError(res.error or "linkemud wrote no final counters")
-        link.final = res.final
-        link.problems = conservation_problems(res.final)
+        link.final = report.raw
+        link.problems = list(report.problems)
         if link.contention:
             link.problems.append("another daemon was polling during this run (the figures "
                                  "include its CPU sharing): " + "; ".join(link.contention))

@@ -1,0 +1,91 @@
+"""Every way linkemud can fail after EAL started ends in a clear message
+and an exit status (2: bad input, 1: the environment), never in a crash,
+and leaves nothing behind (issue 13, item 2).
+
+Each case runs linkemud on two net_null ports with --in-memory (no files,
+no namespaces): the failure is provoked by a real condition where one can
+be made on demand (too few lcores for a layout, a hugepage budget too
+small for the mbuf pool, an unusable control socket path), else by the
+test-only switch LINKEMUD_TEST_FAULT (src/dataplane/fault.h: a TSC that
+disagrees with the clock, a link that cannot be built after the check,
+a port that refuses to start)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from linkemu.bed import procs
+
+# Needs root and hugepages, not a bed: linkemud runs on net_null ports.
+pytestmark = pytest.mark.needs_root
+
+EAL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1", "--log-level=lib.eal:error"]
+
+CASES = {
+    # name: (EAL extra, linkemud options, LINKEMUD_TEST_FAULT, status, message)
+    "layout": (["-l", "0"], ["--layout", "pipeline"], None, 2,
+               "linkemud: layout pipeline needs 6 lcores (RX, worker and TX per direction), "
+               "EAL was given 1"),
+    "mbuf-pool": (["-l", "0", "--socket-limit=128"], ["--max-limit", "200000"], None, 1,
+                  "linkemud: cannot allocate 1206976 mbufs"),
+    "tsc": (["-l", "0"], [], "tsc", 1, "linkemud: TSC calibration failed"),
+    "link": (["-l", "0"], ["--a2b", "delay 1ms"], "link", 2,
+             "linkemud: a2b: cannot build the link (test fault 'link')"),
+    "port-start": (["-l", "0"], [], "port-start", 1,
+                   "linkemud: port 1: start failed (test fault 'port-start')"),
+    "control-socket": (["-l", "0"], ["--control", "/proc/linkemu-none/ctl.sock"], None, 1,
+                       "linkemud: control socket: cannot create /proc/linkemu-none"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_start_failure_is_clean(case, linkemud_bin, tmp_path):
+    eal, opts, fault, status, message = CASES[case]
+    prefix = f"dpfail-{uuid.uuid4().hex[:8]}"
+    if "--control" not in opts:
+        opts = opts + ["--no-control"]
+    env = dict(os.environ)
+    env.pop("LINKEMUD_TEST_FAULT", None)
+    if fault:
+        env["LINKEMUD_TEST_FAULT"] = fault
+    argv = [str(linkemud_bin), *eal, *EAL, f"--file-prefix={prefix}", "--",
+            "--stats-file", str(tmp_path / "final.json"), *opts]
+    run_dir = Path(f"/var/run/dpdk/{prefix}")
+    try:
+        _run_and_check(case, argv, env, status, message, prefix, run_dir, tmp_path)
+    finally:
+        # EAL leaves its runtime directory even after a clean exit; an
+        # empty one is removed here whatever the outcome, a full one kept
+        # (and reported by the check above).
+        if run_dir.exists() and not list(run_dir.iterdir()):
+            run_dir.rmdir()
+
+
+def _run_and_check(case, argv, env, status, message, prefix, run_dir, tmp_path):
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        # A start that should have failed reached "ready" (or hung): stop it.
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        pytest.fail(f"{case}: linkemud did not fail: {out[-500:]} {err[-500:]}")
+    assert p.returncode == status, f"{case}: exit {p.returncode} (want {status}): {err}"
+    assert message in err, err
+    assert "ready" not in out, out
+    # Nothing else on stderr that looks like a crash or a second error.
+    ours = [l for l in err.splitlines() if l.startswith("linkemud:")]
+    assert ours and ours[0].startswith(message), ours
+    assert not any(w in err for w in ("Segmentation", "Aborted", "BUG")), err
+    # Nothing left: no process of this prefix, no runtime files, no socket,
+    # no report (it never ran).
+    assert procs.find_linkemud(prefix) == []
+    assert not run_dir.exists() or not list(run_dir.iterdir()), list(run_dir.iterdir())
+    assert not list(Path("/dev/hugepages").glob(f"{prefix}*"))
+    assert not (tmp_path / "final.json").exists()

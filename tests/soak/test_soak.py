@@ -163,7 +163,9 @@ def test_soak(bed_up, run_link, tmp_path):
     figures: dict = {"seconds": SOAK_SECONDS, "sets_applied": 0, "conservation_checks": 0}
     link = run_link(cycle[0], cycle[1])
     pid = daemon_pid(bed_up)
-    with link.client() as ctl:
+    # A generous reply timeout: on a loaded shared machine the control
+    # thread's 1 ms sleeps while it waits for the lcore can last far longer.
+    with link.client(timeout=30.0) as ctl:
         figures["baseline_error_p99_ns"] = baseline_error_p99(bed_up, ctl)
         for d, grammar in (("a2b", cycle[0]), ("b2a", cycle[1])):
             ctl.call(f"set {d} {grammar}")

@@ -8,6 +8,17 @@ nothing else. linkemud runs a real link model (`delay 1ms loss 1%`, with a
 limit large enough that the queue never overflows, so every drop is the
 1 % loss). Rounds alternate A/B to spread the machine's drift over both;
 the result is the ratio of medians, which is what the README quotes.
+
+Each row also shows the emulation error's p99 (send time minus the
+model's deadline, from linkemud's own histogram). net_null offers more
+than any program forwards, so this is the error AT OVERLOAD: frames wait
+for the lcore behind the backlog, and the figure is an upper bound of the
+error at the rate the row reaches (a paced source is not part of this
+benchmark yet).
+
+--compare BINARY runs a second linkemud build (e.g. one built from an
+older commit) on the same rows in the same rounds, for a before/after
+table with a shared baseline.
 """
 import argparse
 import json
@@ -26,6 +37,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # still fits the 2 GiB of hugepages scripts/setup.sh reserves.
 L = "limit 100000"
 HEADLINE_LINK = f"delay 1ms loss 1% {L}"
+# A class set of 16 rules of one shape (what a per-flow setup writes); no
+# net_null frame matches one, so every frame is checked against all 16.
+CLASS16 = " ; ".join(f"class c{k} match proto udp dport {6000 + k} : delay 1ms limit 1000" for k in range(16))
 # One row per stage, so each stage's cost shows against the same baseline;
 # the last row has every stage on at once.
 STAGE_LINKS = [
@@ -40,8 +54,10 @@ STAGE_LINKS = [
     f"corrupt 1% {L}",
     f"delay 1ms reorder 1% {L}",
     f"delay 1ms {L} ; class ctl match proto tcp port 830 : delay 0",
+    f"delay 1ms {L} ; {CLASS16}",
     f"delay 1ms 100us noreorder loss gemodel 1% 10% duplicate 1% corrupt 1% rate 40gbit {L}"
     " ; class ctl match proto tcp port 830 : delay 0",
+    f"delay 1ms 100us loss gemodel 1% 10% duplicate 1% corrupt 1% reorder 1% rate 40gbit {L} ; {CLASS16}",
 ]
 EAL_NULL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1"]
 
@@ -50,9 +66,9 @@ def linkemud_path():
     return os.environ.get("LINKEMUD", os.path.join(REPO, "build", "src", "dataplane", "linkemud"))
 
 
-def run_linkemud(lcore, seconds, link):
+def run_linkemud(lcore, seconds, link, binary=None):
     with tempfile.NamedTemporaryFile(suffix=".json") as stats:
-        cmd = [linkemud_path(), "-l", str(lcore), *EAL_NULL, "--",
+        cmd = [binary or linkemud_path(), "-l", str(lcore), *EAL_NULL, "--",
                "--a2b", link, "--b2a", link, "--seed", "1", "--stats-file", stats.name]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in p.stdout:
@@ -70,7 +86,8 @@ def run_linkemud(lcore, seconds, link):
     if not report["conserved"]:
         sys.exit("linkemud did not conserve frames: %r" % report)
     queue = d["a2b"]["dropped"]["queue_full"] + d["b2a"]["dropped"]["queue_full"]
-    return {"tx_pps": tx / report["uptime_s"], "rx_pps": rx / report["uptime_s"],
+    p99 = max(d[k]["emulation_error_ns"]["p99"] for k in ("a2b", "b2a"))
+    return {"tx_pps": tx / report["uptime_s"], "rx_pps": rx / report["uptime_s"], "error_p99_ns": p99,
             "queue_full": queue, "loss_frac": (d["a2b"]["dropped"]["loss"] / max(1, d["a2b"]["rx"]))}
 
 
@@ -103,12 +120,15 @@ def main():
                     help="only the headline link and an unimpaired one, 1 round of 2 s")
     ap.add_argument("--lcore", type=int, default=1, help="lcore that forwards (default 1)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    ap.add_argument("--compare", metavar="BINARY",
+                    help="also run this linkemud build on every row, same rounds (before/after)")
     a = ap.parse_args()
 
     if a.quick:
         a.rounds, a.seconds = 1, 2.0
     links = a.link or ([HEADLINE_LINK, ""] if a.quick else STAGE_LINKS)
     ours = {link: [] for link in links}
+    other = {link: [] for link in links}
     base = []
     for r in range(a.rounds):
         print(f"[round {r + 1}/{a.rounds}] testpmd io ...", file=sys.stderr, flush=True)
@@ -116,21 +136,37 @@ def main():
         for link in links:
             print(f"[round {r + 1}/{a.rounds}] linkemud '{link}' ...", file=sys.stderr, flush=True)
             ours[link].append(run_linkemud(a.lcore, a.seconds, link))
+            if a.compare:
+                print(f"[round {r + 1}/{a.rounds}] {a.compare} '{link}' ...", file=sys.stderr, flush=True)
+                other[link].append(run_linkemud(a.lcore, a.seconds, link, a.compare))
     m_base = statistics.median(x["tx_pps"] for x in base)
     rows = []
     for link in links:
         m = statistics.median(x["tx_pps"] for x in ours[link])
-        rows.append({"link": link, "tx_pps": m, "ratio": m / m_base,
-                     "queue_full": sum(x["queue_full"] for x in ours[link]), "runs": ours[link]})
+        row = {"link": link, "tx_pps": m, "ratio": m / m_base,
+               "error_p99_ns": statistics.median(x["error_p99_ns"] for x in ours[link]),
+               "queue_full": sum(x["queue_full"] for x in ours[link]), "runs": ours[link]}
+        if a.compare:
+            mo = statistics.median(x["tx_pps"] for x in other[link])
+            row["compare"] = {"binary": a.compare, "tx_pps": mo, "ratio": mo / m_base,
+                              "error_p99_ns": statistics.median(x["error_p99_ns"] for x in other[link]),
+                              "runs": other[link]}
+        rows.append(row)
     result = {"rounds": a.rounds, "seconds": a.seconds, "testpmd_tx_pps": m_base,
               "testpmd_runs": base, "linkemud": rows}
     if a.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"{'Mpps':>8} {'ratio':>7}  program   (median of {a.rounds} rounds of {a.seconds:g} s)")
-    print(f"{m_base / 1e6:8.2f} {1:7.3f}  testpmd io-forward (baseline)")
+    cmp = " compare: Mpps  ratio  p99" if a.compare else ""
+    print(f"{'Mpps':>8} {'ratio':>7} {'err p99':>9}{cmp}  program   (median of {a.rounds} rounds of {a.seconds:g} s;"
+          " err p99 at overload)")
+    print(f"{m_base / 1e6:8.2f} {1:7.3f} {'':>9}{' ' * len(cmp)}  testpmd io-forward (baseline; "
+          f"{1e9 / m_base:.1f} ns/frame of its lcore)")
     for row in rows:
-        print(f"{row['tx_pps'] / 1e6:8.2f} {row['ratio']:7.3f}  linkemud '{row['link']}'")
+        c = row.get("compare")
+        cs = (f" {c['tx_pps'] / 1e6:13.2f} {c['ratio']:6.3f} {c['error_p99_ns'] / 1e3:5.0f}us" if c else "")
+        print(f"{row['tx_pps'] / 1e6:8.2f} {row['ratio']:7.3f} {row['error_p99_ns'] / 1e3:7.0f}us{cs}"
+              f"  linkemud '{row['link'][:90]}'")
         if row["queue_full"]:
             print(f"  note: {row['queue_full']} queue_full drops; raise limit for a pure cost figure")
 

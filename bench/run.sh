@@ -1,8 +1,23 @@
 #!/usr/bin/env bash
 # Runs every benchmark; each prints a ratio against a baseline measured in
-# the same invocation.
+# the same invocation. Everything printed is also written to
+# build/bench-report.txt (the bench report), headed by the machine's load,
+# since the figures mean little on a busy machine.
 set -euo pipefail
 cd "$(dirname "$0")"
-python3 forwarding.py "$@"
-# C micro-benchmarks of the model (virtual time, no DPDK): `make build` first.
-../build/bench/bench_swap_cost
+build=${BUILD:-../build}
+report="$build/bench-report.txt"
+{
+	echo "linkemu bench $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo
+	echo "== forwarding on net_null: one lcore, both directions, against testpmd io in the same run"
+	python3 forwarding.py "$@"
+	echo
+	# C micro-benchmarks of the model (virtual time, no DPDK): `make build` first.
+	echo "== cost growth: the model's CPU ns per frame (virtual time; compare with the ns/frame above)"
+	"$build/bench/model_cost"
+	echo
+	echo "== the cost of a live change"
+	"$build/bench/bench_swap_cost"
+} 2>&1 | tee "$report"
+echo "bench report: $report" >&2

@@ -1,12 +1,15 @@
 /* The delay line (see delay_line.h): a power-of-two ring, whose mask
- * turns every index computation into an AND, plus a binary min-heap for
- * the ordered form. */
+ * turns every index computation into an AND, plus a timing wheel for the
+ * ordered form. */
 #include "delay_line.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int le_delay_line_init_form(struct le_delay_line *d, uint32_t capacity, int ordered)
+/* Span of an ordered line's wheel when the caller gives none. */
+#define DEFAULT_HORIZON_NS (16 * LE_NS_PER_MS)
+
+static int init(struct le_delay_line *d, uint32_t capacity, int ordered, le_ns_t horizon_ns)
 {
 	uint32_t cap = 1;
 
@@ -18,13 +21,12 @@ int le_delay_line_init_form(struct le_delay_line *d, uint32_t capacity, int orde
 	d->slot = calloc(cap, sizeof(*d->slot));
 	if (d->slot == NULL)
 		return -1;
-	if (ordered) {
-		d->heap = calloc(cap, sizeof(*d->heap));
-		if (d->heap == NULL) {
-			free(d->slot);
-			d->slot = NULL;
-			return -1;
-		}
+	/* The due ring and the wheel share the capacity, so moving a frame
+	 * from one to the other never needs room that is not there. */
+	if (ordered && le_wheel_init(&d->wheel, cap, horizon_ns) < 0) {
+		free(d->slot);
+		d->slot = NULL;
+		return -1;
 	}
 	d->ordered = ordered;
 	d->capacity = cap;
@@ -32,63 +34,27 @@ int le_delay_line_init_form(struct le_delay_line *d, uint32_t capacity, int orde
 	return 0;
 }
 
+int le_delay_line_init_form(struct le_delay_line *d, uint32_t capacity, int ordered)
+{
+	return init(d, capacity, ordered, DEFAULT_HORIZON_NS);
+}
+
+int le_delay_line_init_ordered(struct le_delay_line *d, uint32_t capacity, le_ns_t horizon_ns)
+{
+	return init(d, capacity, 1, horizon_ns);
+}
+
 int le_delay_line_init(struct le_delay_line *d, uint32_t capacity)
 {
-	return le_delay_line_init_form(d, capacity, 0);
+	return init(d, capacity, 0, 0);
 }
 
 void le_delay_line_free(struct le_delay_line *d)
 {
 	free(d->slot);
-	free(d->heap);
+	if (d->ordered)
+		le_wheel_free(&d->wheel);
 	memset(d, 0, sizeof(*d));
-}
-
-static int before(const struct le_heap_node *a, const struct le_heap_node *b)
-{
-	return a->deadline < b->deadline || (a->deadline == b->deadline && a->seq < b->seq);
-}
-
-static void sift_up(struct le_heap_node *h, uint32_t i)
-{
-	struct le_heap_node x = h[i];
-
-	while (i > 0) {
-		uint32_t parent = (i - 1) / 2;
-		if (!before(&x, &h[parent]))
-			break;
-		h[i] = h[parent];
-		i = parent;
-	}
-	h[i] = x;
-}
-
-static void sift_down(struct le_heap_node *h, uint32_t n, uint32_t i)
-{
-	struct le_heap_node x = h[i];
-
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(&h[c + 1], &h[c]))
-			c++;
-		if (!before(&h[c], &x))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = x;
-}
-
-static void heap_pop(struct le_delay_line *d, struct le_frame *out)
-{
-	*out = d->heap[0].f;
-	d->hcount--;
-	if (d->hcount > 0) {
-		d->heap[0] = d->heap[d->hcount];
-		sift_down(d->heap, d->hcount, 0);
-	}
 }
 
 static void ring_push(struct le_delay_line *d, const struct le_frame *f)
@@ -105,16 +71,9 @@ int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f)
 		ring_push(d, f);
 		return 0;
 	}
-	/* The due ring and the heap share the capacity, so moving a frame
-	 * from one to the other never needs room that is not there. */
-	if (d->count + d->hcount == d->capacity)
+	if (d->count + le_wheel_count(&d->wheel) == d->capacity)
 		return -1;
-	d->heap[d->hcount].deadline = f->deadline;
-	d->heap[d->hcount].seq = d->seq++;
-	d->heap[d->hcount].f = *f;
-	sift_up(d->heap, d->hcount);
-	d->hcount++;
-	return 0;
+	return le_wheel_push(&d->wheel, f);
 }
 
 void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now)
@@ -124,11 +83,19 @@ void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now)
 			d->due++;
 		return;
 	}
-	while (d->hcount > 0 && d->heap[0].deadline <= now) {
-		struct le_frame f;
-		heap_pop(d, &f);
-		ring_push(d, &f);
+	/* Straight into the due ring, up to where it wraps; it has room for
+	 * every frame the wheel holds (they share the capacity). */
+	for (;;) {
+		uint32_t tail = (d->head + d->count) & d->mask;
+		uint32_t room = d->capacity - tail < d->capacity - d->count ? d->capacity - tail
+									  : d->capacity - d->count;
+		unsigned n = room ? le_wheel_take_due(&d->wheel, now, &d->slot[tail], room) : 0;
+
+		d->count += n;
+		if (n < room || n == 0)
+			break;
 	}
+	le_wheel_advance(&d->wheel, now);
 }
 
 static unsigned ring_pop(struct le_delay_line *d, struct le_frame *out, unsigned max, uint32_t avail)
@@ -168,7 +135,7 @@ unsigned le_delay_line_pop_any(struct le_delay_line *d, struct le_frame *out, un
 		d->due = d->due > n ? d->due - n : 0;
 		return n;
 	}
-	while (n < max && d->hcount > 0)
-		heap_pop(d, &out[n++]);
+	while (n < max && le_wheel_pop_min(&d->wheel, &out[n]) == 0)
+		n++;
 	return n;
 }

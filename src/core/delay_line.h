@@ -3,10 +3,12 @@
  * Two forms behind one interface, chosen at init:
  *   FIFO     a bounded ring, O(1), for monotonic deadlines (constant
  *            delay, rate, trace, slot, order-preserving jitter);
- *   ordered  a binary heap keyed by (deadline, insertion number), so
- *            frames leave in deadline order and frames with equal
- *            deadlines in the order they came (stable); used only when
- *            deadlines can decrease (jitter without noreorder, reorder).
+ *   ordered  a timing wheel (timing_wheel.h) ordered by (deadline,
+ *            insertion number), so frames leave in deadline order and
+ *            frames with equal deadlines in the order they came (stable),
+ *            at a cost per frame that does not grow with the frames held;
+ *            used only when deadlines can decrease (jitter without
+ *            noreorder, reorder).
  * Frames whose deadline has passed are "due". The line tells apart held
  * frames (not yet due: what netem's `limit` counts) from due frames not
  * yet taken, so the model's decisions never depend on when the caller
@@ -19,12 +21,7 @@
 
 #include "frame.h"
 #include "le_time.h"
-
-struct le_heap_node {
-	le_ns_t deadline;
-	uint64_t seq;
-	struct le_frame f;
-};
+#include "timing_wheel.h"
 
 struct le_delay_line {
 	/* FIFO form: every frame; ordered form: the due frames only */
@@ -36,16 +33,16 @@ struct le_delay_line {
 	uint32_t due;        /* FIFO form: frames at the head known to be due */
 	/* ordered form */
 	int ordered;
-	struct le_heap_node *heap;
-	uint32_t hcount;
-	uint64_t seq;
+	struct le_timing_wheel wheel; /* the frames not yet due */
 };
 
 /* FIFO line with room for at least `capacity` frames. -1 on allocation
  * failure. */
 int le_delay_line_init(struct le_delay_line *d, uint32_t capacity);
-/* FIFO or ordered. */
+/* FIFO or ordered; an ordered line's wheel spans at least `horizon_ns`
+ * (deadlines further out cost a little more: see timing_wheel.h). */
 int le_delay_line_init_form(struct le_delay_line *d, uint32_t capacity, int ordered);
+int le_delay_line_init_ordered(struct le_delay_line *d, uint32_t capacity, le_ns_t horizon_ns);
 void le_delay_line_free(struct le_delay_line *d);
 /* -1 when full. A FIFO line takes deadlines in non-decreasing order. */
 int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f);
@@ -55,19 +52,19 @@ void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now);
  * (Inline: the link asks on every frame.) */
 static inline uint32_t le_delay_line_held(const struct le_delay_line *d)
 {
-	return d->ordered ? d->hcount : d->count - d->due;
+	return d->ordered ? le_wheel_count(&d->wheel) : d->count - d->due;
 }
 /* Every frame the line holds. */
 static inline uint32_t le_delay_line_count(const struct le_delay_line *d)
 {
-	return d->count + d->hcount;
+	return d->count + le_wheel_count(&d->wheel);
 }
 /* Earliest deadline held, or UINT64_MAX when empty. */
 static inline le_ns_t le_delay_line_next_deadline(const struct le_delay_line *d)
 {
 	if (d->count)
 		return d->slot[d->head].deadline;
-	return d->hcount ? d->heap[0].deadline : UINT64_MAX;
+	return le_wheel_min(&d->wheel);
 }
 /* Removes up to max frames whose deadline <= now, in deadline order. */
 unsigned le_delay_line_pop_due(struct le_delay_line *d, le_ns_t now, struct le_frame *out, unsigned max);

@@ -40,6 +40,15 @@ static uint64_t line_capacity(uint32_t limit)
 	return (uint64_t)limit + slack;
 }
 
+/* An ordered line's wheel spans the delay and four jitters beyond it, so
+ * only the rare tail of a jitter distribution waits in its overflow. */
+static int init_line(struct le_delay_line *d, const struct le_link_config *cfg, uint32_t capacity)
+{
+	if (!le_config_reorders(cfg))
+		return le_delay_line_init(d, capacity);
+	return le_delay_line_init_ordered(d, capacity, add_sat(cfg->delay, 4 * cfg->jitter));
+}
+
 /* --- init ----------------------------------------------------------------- */
 
 static int check_config(const struct le_link_config *cfg, char *err, size_t errlen)
@@ -107,7 +116,7 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 		return -1;
 	}
 	if (le_queue_init(&l->queue, l->has_queue ? cfg->limit : 0) < 0 ||
-	    le_delay_line_init_form(&l->line, (uint32_t)capacity, le_config_reorders(cfg)) < 0) {
+	    init_line(&l->line, cfg, (uint32_t)capacity) < 0) {
 		le_err(err, errlen, "cannot allocate storage for %llu frames (limit %u)",
 			(unsigned long long)capacity, (unsigned)cfg->limit);
 		return -1;
@@ -506,6 +515,11 @@ unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, u
 
 	if (now > l->clock)
 		l->clock = now;
+	/* An empty link has nothing to advance (a trace's position moves
+	 * even when idle, so not for a trace): a path with many classes asks
+	 * every one of them on every burst. */
+	if (le_link_depth(l) == 0 && !l->cfg.trace.enabled)
+		return 0;
 	advance(l, l->clock);
 	n = le_delay_line_pop_due(&l->line, now, out, max);
 	count_tx(l, out, n);

@@ -213,6 +213,16 @@ int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_di
 		if (k > 0 && le_match_depth(&cfg->cls[k - 1].match) > p->depth)
 			p->depth = le_match_depth(&cfg->cls[k - 1].match);
 	}
+	{
+		const struct le_match *rules[LE_MAX_CLASSES];
+
+		for (unsigned k = 0; k < cfg->nclasses; k++)
+			rules[k] = &cfg->cls[k].match;
+		if (le_class_set_build(&p->rules, rules, cfg->nclasses) < 0) {
+			le_path_free(p);
+			return le_err(err, errlen, "cannot allocate the class rules' tables");
+		}
+	}
 	return 0;
 }
 
@@ -221,6 +231,7 @@ void le_path_free(struct le_path *p)
 	for (unsigned k = 0; k < p->nlinks; k++)
 		le_link_free(&p->link[k]);
 	p->nlinks = 0;
+	le_class_set_free(&p->rules);
 }
 
 unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len)
@@ -235,10 +246,7 @@ unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len)
 	if (n > len)
 		n = len;
 	le_pkt_parse(b, b ? n : 0, p->depth, &pkt);
-	for (unsigned k = 0; k + 1 < p->nlinks; k++)
-		if (le_match_frame(&p->cfg.cls[k].match, &pkt))
-			return k + 1;
-	return 0;
+	return le_class_set_lookup(&p->rules, &pkt);
 }
 
 void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arrival)
@@ -252,19 +260,30 @@ unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, u
 
 	if (p->nlinks == 1)
 		return le_link_dequeue(&p->link[0], now, out, max);
-	/* Bring every class to now, then merge their due frames by deadline. */
-	for (unsigned k = 0; k < p->nlinks; k++)
+	unsigned due[LE_MAX_CLASSES + 1], ndue = 0;
+
+	/* Bring every class to now, and note those with due frames. */
+	for (unsigned k = 0; k < p->nlinks; k++) {
+		const struct le_delay_line *d = &p->link[k].line;
+
 		le_link_dequeue(&p->link[k], now, out, 0);
+		if (le_delay_line_count(d) > le_delay_line_held(d))
+			due[ndue++] = k;
+	}
+	/* Mostly one class has frames due: take them in one call. */
+	if (ndue == 1)
+		return le_link_dequeue(&p->link[due[0]], now, out, max);
+	/* Otherwise merge the due frames by deadline. */
 	while (n < max) {
 		le_ns_t best_d = UINT64_MAX;
 		unsigned best = p->nlinks;
 
-		for (unsigned k = 0; k < p->nlinks; k++) {
-			const struct le_delay_line *d = &p->link[k].line;
+		for (unsigned i = 0; i < ndue; i++) {
+			const struct le_delay_line *d = &p->link[due[i]].line;
 			le_ns_t dl = le_delay_line_next_deadline(d);
 			if (dl <= now && dl < best_d && le_delay_line_count(d) > le_delay_line_held(d)) {
 				best_d = dl;
-				best = k;
+				best = due[i];
 			}
 		}
 		if (best == p->nlinks || le_link_dequeue(&p->link[best], now, &out[n], 1) == 0)

@@ -23,13 +23,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "class_set.h"
 #include "classify.h"
 #include "config.h"
 #include "counters.h"
 #include "frame.h"
 #include "link.h"
 
-#define LE_MAX_CLASSES 16
+#define LE_MAX_CLASSES 64
 #define LE_CLASS_NAME_MAX 32   /* with its NUL: names of 1 .. 31 of [A-Za-z0-9_-] */
 #define LE_PATH_TEXT_MAX ((LE_MAX_CLASSES + 1) * (LE_CONFIG_TEXT_MAX + 640))
 
@@ -60,6 +61,7 @@ struct le_path {
 	struct le_frame_ops ops;
 	unsigned nlinks;               /* 1 + nclasses */
 	int depth;                     /* how far the rules read frames */
+	struct le_class_set rules;     /* the class rules, compiled */
 	struct le_link link[LE_MAX_CLASSES + 1];
 };
 

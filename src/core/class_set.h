@@ -1,0 +1,66 @@
+/* A path's class rules compiled for lookup: first-match semantics (the
+ * lowest-numbered matching rule wins, as a linear scan would find), at a
+ * cost that grows with the number of distinct rule shapes rather than the
+ * number of rules.
+ *
+ * Rules that test fields for equality (ether, vlan, proto, single-port
+ * sport/dport, dscp, and src/dst prefixes, masked to their length) are
+ * grouped by shape: the set of fields and the prefix lengths and
+ * families (tuple space search). Each group is a hash table from the
+ * frame's values of those fields to the lowest rule index with them, so a
+ * group costs one key build and one probe whatever its size. Rules with a
+ * port range or `port` (either side) are matched one by one. Groups and
+ * the rules matched one by one are visited in order of their lowest rule
+ * index and skipped once a lower-numbered match is found.
+ *
+ * Few rules, or as many shapes as rules, are cheaper scanned: the set
+ * then keeps the plain scan (`compiled` 0). */
+#ifndef LE_CLASS_SET_H
+#define LE_CLASS_SET_H
+
+#include <stdint.h>
+
+#include "classify.h"
+#include "pkt.h"
+
+/* The fields of a frame a group compares, laid out for hashing. */
+struct le_cs_key {
+	uint8_t src[16], dst[16];
+	uint16_t ethertype, vlan, sport, dport;
+	uint8_t proto, dscp;
+	uint8_t pad[6];
+};
+
+struct le_cs_entry {
+	struct le_cs_key key;
+	uint32_t rule; /* rule index + 1; 0 = empty */
+};
+
+struct le_cs_group {
+	unsigned fields;          /* LE_M_* tested (equality fields only) */
+	int src_family, dst_family;
+	uint8_t src_len, dst_len; /* prefix lengths in bits */
+	uint32_t first;           /* lowest rule index in the group */
+	uint32_t mask;            /* table size - 1 */
+	struct le_cs_entry *table;
+};
+
+struct le_class_set {
+	struct le_match *rules;       /* a copy, for the scans */
+	unsigned nrules;
+	int compiled;
+	unsigned ngroups;
+	struct le_cs_group *group;    /* in order of `first` */
+	unsigned nscan;
+	uint32_t *scan;               /* rules matched one by one, ascending */
+};
+
+/* Compiles n rules (copied). -1 on allocation failure. */
+int le_class_set_build(struct le_class_set *s, const struct le_match *const *rules, unsigned n);
+void le_class_set_free(struct le_class_set *s);
+/* 1 + the index of the first rule the frame matches, 0 when none. */
+unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *p);
+/* The same by a linear scan: the reference the tests compare with. */
+unsigned le_class_set_scan(const struct le_match *rules, unsigned n, const struct le_pkt *p);
+
+#endif

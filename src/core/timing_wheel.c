@@ -1,0 +1,377 @@
+/* The timing wheel (see timing_wheel.h). */
+#include "timing_wheel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NIL LE_WHEEL_NIL
+
+/* A bucket of about 1 us: at the 7-15 Mpps one lcore reaches, a few to a
+ * dozen frames per bucket, so sorting one is a handful of comparisons. */
+enum { MIN_SHIFT = 10, MIN_ORDER = 8, MAX_ORDER = 18, MAX_SHIFT = 48, INSERTION_SORT_MAX = 32 };
+
+static int before(const struct le_wheel_entry *a, const struct le_wheel_entry *b)
+{
+	return a->f.deadline < b->f.deadline || (a->f.deadline == b->f.deadline && a->seq < b->seq);
+}
+
+static uint64_t nwords(const struct le_timing_wheel *w)
+{
+	return (w->mask + 1) >> 6;
+}
+
+static uint64_t nsummary(const struct le_timing_wheel *w)
+{
+	return (nwords(w) + 63) >> 6;
+}
+
+/* Chunks in use: at most one part-filled per non-empty bucket plus the
+ * full ones, so capacity / CHUNK + min(capacity, buckets). */
+static uint32_t nchunks(uint32_t capacity, uint64_t buckets)
+{
+	return capacity / LE_WHEEL_CHUNK + (uint32_t)(capacity < buckets ? capacity : buckets) + 2;
+}
+
+int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_ns)
+{
+	unsigned shift = MIN_SHIFT, order = MIN_ORDER;
+	uint32_t nc;
+
+	memset(w, 0, sizeof(*w));
+	while (order < MAX_ORDER && (1ULL << (shift + order)) < horizon_ns)
+		order++;
+	while (shift < MAX_SHIFT && (1ULL << (shift + order)) < horizon_ns)
+		shift++;
+	w->shift = shift;
+	w->order = order;
+	w->mask = (1ULL << order) - 1;
+	w->capacity = capacity;
+	nc = nchunks(capacity, w->mask + 1);
+	w->fr = malloc((capacity ? capacity : 1) * sizeof(*w->fr));
+	w->over = malloc((capacity ? capacity : 1) * sizeof(*w->over));
+	w->chunk = malloc((size_t)nc * sizeof(*w->chunk));
+	w->bucket = malloc((w->mask + 1) * sizeof(*w->bucket));
+	w->bits = calloc(nwords(w), sizeof(*w->bits));
+	w->summary = calloc(nsummary(w), sizeof(*w->summary));
+	if (!w->fr || !w->over || !w->chunk || !w->bucket || !w->bits || !w->summary) {
+		le_wheel_free(w);
+		return -1;
+	}
+	memset(w->bucket, 0xff, (w->mask + 1) * sizeof(*w->bucket)); /* all NIL */
+	/* Chunks never used are taken in order from `fresh`, so the pool's
+	 * pages are touched only as far as the link ever needed. */
+	w->free = NIL;
+	w->fresh = 0;
+	w->nchunks = nc;
+	return 0;
+}
+
+void le_wheel_free(struct le_timing_wheel *w)
+{
+	free(w->fr);
+	free(w->over);
+	free(w->chunk);
+	free(w->bucket);
+	free(w->bits);
+	free(w->summary);
+	memset(w, 0, sizeof(*w));
+}
+
+/* --- the bitmap of non-empty buckets ---------------------------------------- */
+
+static void set_bit(struct le_timing_wheel *w, uint64_t pos)
+{
+	w->bits[pos >> 6] |= 1ULL << (pos & 63);
+	w->summary[pos >> 12] |= 1ULL << ((pos >> 6) & 63);
+}
+
+static void clear_bit(struct le_timing_wheel *w, uint64_t pos)
+{
+	uint64_t *word = &w->bits[pos >> 6];
+
+	*word &= ~(1ULL << (pos & 63));
+	if (*word == 0)
+		w->summary[pos >> 12] &= ~(1ULL << ((pos >> 6) & 63));
+}
+
+/* First non-empty bucket at or after pos (no wrap); 2^order when none. */
+static uint64_t find_from(const struct le_timing_wheel *w, uint64_t pos)
+{
+	const uint64_t n = w->mask + 1, nw = nwords(w);
+	uint64_t wi, word, si, sword;
+
+	if (pos >= n)
+		return n;
+	wi = pos >> 6;
+	word = w->bits[wi] & (~0ULL << (pos & 63));
+	if (word)
+		return (wi << 6) | (uint64_t)__builtin_ctzll(word);
+	if (++wi >= nw)
+		return n;
+	si = wi >> 6;
+	sword = w->summary[si] & (~0ULL << (wi & 63));
+	for (;;) {
+		if (sword) {
+			wi = (si << 6) | (uint64_t)__builtin_ctzll(sword);
+			return (wi << 6) | (uint64_t)__builtin_ctzll(w->bits[wi]);
+		}
+		if (++si >= nsummary(w))
+			return n;
+		sword = w->summary[si];
+	}
+}
+
+/* --- the overflow heap -------------------------------------------------------- */
+
+static void heap_push(struct le_timing_wheel *w, const struct le_wheel_entry *e)
+{
+	uint32_t i = w->nover++;
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!before(e, &w->over[parent]))
+			break;
+		w->over[i] = w->over[parent];
+		i = parent;
+	}
+	w->over[i] = *e;
+}
+
+static void heap_pop(struct le_timing_wheel *w, struct le_wheel_entry *out)
+{
+	uint32_t i = 0, n = --w->nover;
+	struct le_wheel_entry x;
+
+	*out = w->over[0];
+	if (n == 0)
+		return;
+	x = w->over[n];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && before(&w->over[c + 1], &w->over[c]))
+			c++;
+		if (!before(&w->over[c], &x))
+			break;
+		w->over[i] = w->over[c];
+		i = c;
+	}
+	w->over[i] = x;
+}
+
+/* --- buckets and the front ---------------------------------------------------- */
+
+static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct le_wheel_entry *e)
+{
+	struct le_wheel_bucket *b = &w->bucket[pos];
+	struct le_wheel_chunk *c;
+
+	if (b->tail == NIL || w->chunk[b->tail].n == LE_WHEEL_CHUNK) {
+		uint32_t k = w->free;
+
+		if (k != NIL)
+			w->free = w->chunk[k].next;
+		else
+			k = w->fresh++; /* < nchunks: see nchunks() */
+		w->chunk[k].next = NIL;
+		w->chunk[k].n = 0;
+		if (b->tail == NIL) {
+			b->head = k;
+			set_bit(w, pos);
+		} else {
+			w->chunk[b->tail].next = k;
+		}
+		b->tail = k;
+	}
+	c = &w->chunk[b->tail];
+	c->e[c->n++] = *e;
+}
+
+/* Into the sorted front array, keeping it sorted. */
+static void front_insert(struct le_timing_wheel *w, const struct le_wheel_entry *e)
+{
+	uint32_t lo = w->fr_head, hi = w->fr_head + w->fr_n;
+
+	if (w->fr_n && before(e, &w->fr[lo]) && lo > 0) {
+		w->fr[--w->fr_head] = *e; /* a late frame, first to leave */
+		w->fr_n++;
+		return;
+	}
+	if (hi == w->capacity) { /* room at the end */
+		memmove(w->fr, w->fr + lo, w->fr_n * sizeof(*w->fr));
+		w->fr_head = 0;
+		lo = 0;
+		hi = w->fr_n;
+	}
+	if (w->fr_n == 0 || !before(e, &w->fr[hi - 1])) {
+		w->fr[hi] = *e;
+		w->fr_n++;
+		return;
+	}
+	{
+		uint32_t a = lo, b = hi - 1; /* the first entry after e is in [a, b] */
+		while (a < b) {
+			uint32_t m = a + (b - a) / 2;
+			if (before(e, &w->fr[m]))
+				b = m;
+			else
+				a = m + 1;
+		}
+		memmove(w->fr + a + 1, w->fr + a, (hi - a) * sizeof(*w->fr));
+		w->fr[a] = *e;
+		w->fr_n++;
+	}
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return before(a, b) ? -1 : 1; /* keys are unique */
+}
+
+static void sort_front(struct le_timing_wheel *w)
+{
+	struct le_wheel_entry *a = w->fr;
+	uint32_t n = w->fr_n;
+
+	if (n > INSERTION_SORT_MAX) {
+		qsort(a, n, sizeof(*a), cmp_entry);
+		return;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		struct le_wheel_entry x = a[i];
+		uint32_t j = i;
+		while (j > 0 && before(&x, &a[j - 1])) {
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+/* The front is empty and frames are in the buckets: the next non-empty
+ * bucket, in slot order, becomes the front. */
+static void refill_front(struct le_timing_wheel *w)
+{
+	const uint64_t fpos = w->front & w->mask;
+	uint64_t p = find_from(w, fpos + 1);
+	struct le_wheel_bucket *b;
+	uint32_t k, n = 0;
+
+	if (p > w->mask)
+		p = find_from(w, 0);
+	w->front += (p - fpos) & w->mask;
+	b = &w->bucket[p];
+	for (k = b->head; k != NIL;) {
+		struct le_wheel_chunk *c = &w->chunk[k];
+		uint32_t next = c->next;
+		memcpy(w->fr + n, c->e, c->n * sizeof(*c->e));
+		n += c->n;
+		c->next = w->free;
+		w->free = k;
+		k = next;
+	}
+	b->head = b->tail = NIL;
+	clear_bit(w, p);
+	w->fr_head = 0;
+	w->fr_n = n;
+	sort_front(w);
+}
+
+/* Puts an entry where it belongs: the front (its slot is at or before the
+ * front's), its slot's bucket, or the overflow heap beyond the span. A
+ * deadline already behind `base` (due, not yet popped) counts as base. */
+static void place(struct le_timing_wheel *w, const struct le_wheel_entry *e)
+{
+	uint64_t s = e->f.deadline >> w->shift;
+
+	if (s < w->base)
+		s = w->base;
+	if (s - w->base > w->mask) {
+		heap_push(w, e);
+		return;
+	}
+	if (w->count == 0) {
+		w->front = s;
+		w->fr_head = 0;
+	}
+	if (s <= w->front)
+		front_insert(w, e);
+	else
+		bucket_append(w, s & w->mask, e);
+	w->count++;
+}
+
+int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
+{
+	struct le_wheel_entry e;
+
+	if (w->count + w->nover == w->capacity)
+		return -1;
+	e.f = *f;
+	e.seq = w->seq++;
+	place(w, &e);
+	return 0;
+}
+
+int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out)
+{
+	if (w->count) {
+		*out = w->fr[w->fr_head].f;
+		w->fr_head++;
+		w->fr_n--;
+		w->count--;
+		if (w->fr_n == 0 && w->count)
+			refill_front(w);
+	} else if (w->nover) {
+		struct le_wheel_entry e;
+		heap_pop(w, &e);
+		*out = e.f;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+unsigned le_wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_frame *out, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && w->count) {
+		while (n < max && w->fr_n && w->fr[w->fr_head].f.deadline <= now) {
+			out[n++] = w->fr[w->fr_head++].f;
+			w->fr_n--;
+			w->count--;
+		}
+		if (w->fr_n)
+			break; /* its head is not due (or out is full) */
+		if (w->count)
+			refill_front(w);
+	}
+	while (n < max && !w->count && w->nover && w->over[0].f.deadline <= now) {
+		struct le_wheel_entry e;
+		heap_pop(w, &e);
+		out[n++] = e.f;
+	}
+	return n;
+}
+
+void le_wheel_advance(struct le_timing_wheel *w, le_ns_t now)
+{
+	uint64_t s = now >> w->shift;
+
+	/* Never past a frame still held (callers pop what is due first). */
+	if (w->count && (w->fr[w->fr_head].f.deadline >> w->shift) < s)
+		s = w->fr[w->fr_head].f.deadline >> w->shift;
+	if (s > w->base)
+		w->base = s;
+	while (w->nover) {
+		uint64_t slot = w->over[0].f.deadline >> w->shift;
+		struct le_wheel_entry e;
+
+		if (slot >= w->base && slot - w->base > w->mask)
+			break;
+		heap_pop(w, &e);
+		place(w, &e);
+	}
+}

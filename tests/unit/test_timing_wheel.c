@@ -1,0 +1,247 @@
+/* The ordered delay line (a timing wheel) against a plain reference on
+ * random inputs: the same frames leave at the same calls in the same
+ * order, and held/count/next-deadline agree after every call. Inputs mix
+ * equal deadlines, deadlines already past, deadlines far beyond the
+ * wheel's span (its overflow), UINT64_MAX, time jumps and a `now` that
+ * goes back, with spans from the smallest wheel to seconds. */
+#include <stdlib.h>
+
+#include "delay_line.h"
+#include "minitest.h"
+
+/* The reference: what the heap form did, by linear scans. Held frames in
+ * an array; mark_due moves the smallest (deadline, insertion number) with
+ * deadline <= now to a due list, one at a time, until none is left. */
+struct ref {
+	struct le_frame *held;
+	uint64_t *seq;
+	uint32_t nheld;
+	struct le_frame *due;
+	uint32_t dhead, ndue;
+	uint32_t capacity;
+	uint64_t next_seq;
+};
+
+static void ref_init(struct ref *r, uint32_t capacity)
+{
+	r->held = calloc(capacity, sizeof(*r->held));
+	r->seq = calloc(capacity, sizeof(*r->seq));
+	r->due = calloc(capacity, sizeof(*r->due));
+	r->nheld = r->dhead = r->ndue = 0;
+	r->capacity = capacity;
+	r->next_seq = 0;
+}
+
+static void ref_free(struct ref *r)
+{
+	free(r->held);
+	free(r->seq);
+	free(r->due);
+}
+
+static int ref_push(struct ref *r, const struct le_frame *f)
+{
+	if (r->nheld + r->ndue == r->capacity)
+		return -1;
+	r->held[r->nheld] = *f;
+	r->seq[r->nheld++] = r->next_seq++;
+	return 0;
+}
+
+/* Index of the smallest held frame, or -1 when none. */
+static int ref_min(const struct ref *r)
+{
+	int best = -1;
+
+	for (uint32_t i = 0; i < r->nheld; i++)
+		if (best < 0 || r->held[i].deadline < r->held[best].deadline ||
+		    (r->held[i].deadline == r->held[best].deadline && r->seq[i] < r->seq[best]))
+			best = (int)i;
+	return best;
+}
+
+static void ref_take(struct ref *r, int i, struct le_frame *out)
+{
+	*out = r->held[i];
+	r->held[i] = r->held[r->nheld - 1];
+	r->seq[i] = r->seq[r->nheld - 1];
+	r->nheld--;
+}
+
+static void ref_mark_due(struct ref *r, le_ns_t now)
+{
+	int i;
+
+	while ((i = ref_min(r)) >= 0 && r->held[i].deadline <= now) {
+		/* the due list is a queue: compact it when it reaches the end */
+		if (r->dhead + r->ndue == r->capacity) {
+			memmove(r->due, r->due + r->dhead, r->ndue * sizeof(*r->due));
+			r->dhead = 0;
+		}
+		ref_take(r, i, &r->due[r->dhead + r->ndue++]);
+	}
+}
+
+static unsigned ref_pop_due(struct ref *r, le_ns_t now, struct le_frame *out, unsigned max)
+{
+	unsigned n = 0;
+
+	ref_mark_due(r, now);
+	while (n < max && r->ndue && r->due[r->dhead].deadline <= now) {
+		out[n++] = r->due[r->dhead++];
+		r->ndue--;
+	}
+	return n;
+}
+
+static unsigned ref_pop_any(struct ref *r, struct le_frame *out, unsigned max)
+{
+	unsigned n = 0;
+	int i;
+
+	while (n < max && r->ndue) {
+		out[n++] = r->due[r->dhead++];
+		r->ndue--;
+	}
+	while (n < max && (i = ref_min(r)) >= 0)
+		ref_take(r, i, &out[n++]);
+	return n;
+}
+
+static le_ns_t ref_next(const struct ref *r)
+{
+	int i = ref_min(r);
+
+	if (r->ndue)
+		return r->due[r->dhead].deadline;
+	return i >= 0 ? r->held[i].deadline : UINT64_MAX;
+}
+
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	return *x;
+}
+
+/* A deadline relative to now: mostly near (within `spread` ns, on a
+ * coarse grid so many are equal), some past, some far beyond the span. */
+static le_ns_t draw_deadline(uint64_t *x, le_ns_t now, le_ns_t spread)
+{
+	uint64_t k = rnd(x) % 100;
+
+	if (k < 5)
+		return now > 1000 ? now - rnd(x) % 1000 : 0;            /* past */
+	if (k < 10)
+		return now + LE_NS_PER_S + rnd(x) % (10 * LE_NS_PER_S); /* far */
+	if (k < 11)
+		return UINT64_MAX;
+	return now + (rnd(x) % (spread / 64 + 1)) * 64;                 /* many equal */
+}
+
+/* Most frames the overflow heap held at once in the last run. */
+static uint32_t max_over;
+
+static unsigned run(uint64_t seed, uint32_t capacity, le_ns_t horizon, le_ns_t spread, unsigned steps)
+{
+	struct le_delay_line d;
+	struct ref r;
+	struct le_frame a[64], b[64];
+	uint64_t x = seed, id = 1;
+	le_ns_t now = 1000000;
+	unsigned bad = 0;
+
+	if (le_delay_line_init_ordered(&d, capacity, horizon) < 0)
+		return 1;
+	ref_init(&r, d.capacity);
+	max_over = 0;
+	for (unsigned s = 0; s < steps; s++) {
+		uint64_t op = rnd(&x) % 100;
+
+		if (op < 55) {
+			struct le_frame f = { .handle = (void *)(uintptr_t)id++, .len = 64 };
+			f.deadline = draw_deadline(&x, now, spread);
+			bad += le_delay_line_push(&d, &f) != ref_push(&r, &f);
+		} else if (op < 90) {
+			unsigned max = 1 + (unsigned)(rnd(&x) % 64), n, m;
+			uint64_t j = rnd(&x) % 100;
+			le_ns_t t = now;
+
+			if (j < 60)
+				now += rnd(&x) % (spread / 8 + 1);
+			else if (j < 63)
+				now += rnd(&x) % (20 * LE_NS_PER_S);  /* a long idle */
+			t = j >= 95 && now > 5000 ? now - 5000 : now; /* behind */
+			n = le_delay_line_pop_due(&d, t, a, max);
+			m = ref_pop_due(&r, t, b, max);
+			bad += n != m;
+			for (unsigned k = 0; k < n && k < m; k++)
+				bad += a[k].handle != b[k].handle || a[k].deadline != b[k].deadline;
+		} else if (op < 99) {
+			le_delay_line_mark_due(&d, now);
+			ref_mark_due(&r, now);
+		} else {
+			unsigned max = 1 + (unsigned)(rnd(&x) % 64), n = le_delay_line_pop_any(&d, a, max);
+			bad += n != ref_pop_any(&r, b, max);
+			for (unsigned k = 0; k < n; k++)
+				bad += a[k].handle != b[k].handle;
+		}
+		bad += le_delay_line_count(&d) != r.nheld + r.ndue;
+		bad += le_delay_line_held(&d) != r.nheld;
+		bad += le_delay_line_next_deadline(&d) != ref_next(&r);
+		if (d.wheel.nover > max_over)
+			max_over = d.wheel.nover;
+	}
+	/* and everything left leaves in the same order */
+	for (;;) {
+		unsigned n = le_delay_line_pop_any(&d, a, 64), m = ref_pop_any(&r, b, 64);
+		bad += n != m;
+		for (unsigned k = 0; k < n && k < m; k++)
+			bad += a[k].handle != b[k].handle;
+		if (n == 0 || m == 0)
+			break;
+	}
+	le_delay_line_free(&d);
+	ref_free(&r);
+	return bad;
+}
+
+static void random_against_reference(void)
+{
+	/* smallest wheel (256 us span) with deadlines over ms: much overflow */
+	CHECK_EQ_U64(run(1, 512, 0, 2 * LE_NS_PER_MS, 200000), 0);
+	CHECK(max_over > 10, "the overflow was exercised: %u", max_over);
+	/* span sized for the spread: the usual case */
+	CHECK_EQ_U64(run(2, 4096, 2 * LE_NS_PER_MS, 2 * LE_NS_PER_MS, 200000), 0);
+	/* dense: deadlines within a few buckets, many per bucket */
+	CHECK_EQ_U64(run(3, 2048, LE_NS_PER_MS, 4 * LE_NS_PER_US, 200000), 0);
+	/* a span of seconds: wide buckets (the shift grows past 1 us) */
+	CHECK_EQ_U64(run(4, 1024, 100 * LE_NS_PER_S, LE_NS_PER_S, 100000), 0);
+	/* a tiny line, full most of the time */
+	CHECK_EQ_U64(run(5, 8, LE_NS_PER_MS, LE_NS_PER_MS, 100000), 0);
+}
+
+/* The span follows the horizon: 2^8 .. 2^18 buckets of 1.024 us, then
+ * wider buckets. */
+static void span(void)
+{
+	static const struct {
+		le_ns_t horizon;
+		unsigned order, shift;
+	} c[] = { { 0, 8, 10 }, { 262144, 8, 10 }, { 262145, 9, 10 }, { 1400000, 11, 10 },
+		  { 67108864, 16, 10 }, { 268435456, 18, 10 }, { LE_NS_PER_S, 18, 12 } };
+	struct le_delay_line d;
+
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		CHECK(le_delay_line_init_ordered(&d, 16, c[i].horizon) == 0);
+		CHECK_EQ_U64(d.wheel.order, c[i].order);
+		CHECK_EQ_U64(d.wheel.shift, c[i].shift);
+		le_delay_line_free(&d);
+	}
+}
+
+int main(void)
+{
+	span();
+	random_against_reference();
+	return mt_summary();
+}

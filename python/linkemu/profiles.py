@@ -19,7 +19,6 @@ the daemon stays the single authority on what a link means: `check()` asks
 from __future__ import annotations
 
 import re
-import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +79,8 @@ def load_file(path: Path) -> Profile:
     _require(data["name"] == path.stem, path,
              f"name '{data['name']}' does not match the file name '{path.stem}'")
     version = data.get("version", 1)
-    _require(isinstance(version, int) and version >= 1, path, "'version' must be an integer >= 1")
+    # bool is an int in Python: `version = true` is not a version
+    _require(type(version) is int and version >= 1, path, "'version' must be an integer >= 1")
     source = data.get("source", "")
     _require(isinstance(source, str), path, "'source' must be a string")
     links = {}
@@ -91,18 +91,22 @@ def load_file(path: Path) -> Profile:
         _require(not unknown, path, f"[{d}]: unknown key(s) {', '.join(sorted(unknown))} (expected link)")
         link = sect.get("link", "")
         _require(isinstance(link, str), path, f"[{d}] link must be a string of link grammar")
+        # The daemon reads a C string (a NUL would cut the link short) and
+        # a NUL in a file name cannot be resolved: text only.
+        bad = next((c for c in link if ord(c) < 0x20 and c not in "\t\n\r" or c == "\x7f"), None)
+        _require(bad is None, path, f"[{d}] link holds the control character {bad!r}")
         links[d] = link.strip()
     base = path.resolve().parent
     return Profile(name=data["name"], version=version, description=data["description"].strip(),
-                   source=source.strip(), a2b=_absolute_files(links["a2b"], base),
-                   b2a=_absolute_files(links["b2a"], base), path=path)
+                   source=source.strip(), a2b=absolute_files(links["a2b"], base),
+                   b2a=absolute_files(links["b2a"], base), path=path)
 
 
 _FILE_WORDS = ("trace", "trace-us", "distribution")
 _BUILTIN_DISTS = {"uniform", "normal", "pareto", "paretonormal"}
 
 
-def _absolute_files(link: str, base: Path) -> str:
+def absolute_files(link: str, base: Path) -> str:
     """Rewrites relative FILE arguments (trace, trace-us, distribution
     FILE) against the profile's own directory, so a profile works from
     any working directory; built-in distribution names stay as they are."""
@@ -138,7 +142,7 @@ def check(profile: Profile, linkemud: str | None = None) -> list[str]:
     problems = []
     for d in ("a2b", "b2a"):
         link = getattr(profile, d)
-        cp = subprocess.run([binary, "--check", link], capture_output=True, text=True)
-        if cp.returncode != 0:
-            problems.append(f"{profile.path}: [{d}] {cp.stderr.strip().removeprefix('linkemud: ')}")
+        why = daemon.check_link(binary, link)
+        if why is not None:
+            problems.append(f"{profile.path}: [{d}] {why}")
     return problems

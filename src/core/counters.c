@@ -69,6 +69,23 @@ void le_counters_fold_hops(struct le_counters *c)
 	c->hop_in = c->hop_in_bytes = c->hop_out = c->hop_out_bytes = 0;
 }
 
+void le_counters_sub(struct le_counters *dst, const struct le_counters *src)
+{
+	dst->rx -= src->rx;
+	dst->tx -= src->tx;
+	dst->rx_bytes -= src->rx_bytes;
+	dst->tx_bytes -= src->tx_bytes;
+	for (unsigned i = 0; i < LE_DROP_CAUSES; i++)
+		dst->drop[i] -= src->drop[i];
+	dst->dup -= src->dup;
+	for (unsigned i = 0; i < LE_EVENTS; i++)
+		dst->event[i] -= src->event[i];
+	dst->hop_in -= src->hop_in;
+	dst->hop_in_bytes -= src->hop_in_bytes;
+	dst->hop_out -= src->hop_out;
+	dst->hop_out_bytes -= src->hop_out_bytes;
+}
+
 int le_counters_conserved(const struct le_counters *c, uint64_t in_flight)
 {
 	return c->rx + c->dup == c->tx + le_counters_dropped(c) + in_flight;

@@ -73,6 +73,8 @@ void le_counters_add(struct le_counters *dst, const struct le_counters *src);
  * previous hop, tx less what went to a next one; the hop fields become
  * 0. */
 void le_counters_fold_hops(struct le_counters *c);
+/* dst -= src (a `reset stats` baseline taken from the same counters) */
+void le_counters_sub(struct le_counters *dst, const struct le_counters *src);
 /* 1 when rx + dup == tx + drops + in_flight. */
 int le_counters_conserved(const struct le_counters *c, uint64_t in_flight);
 

@@ -22,6 +22,13 @@ static int stage_rank(enum dp_task_kind k)
 	return 3;
 }
 
+/* A hop's books: rx + dup (+ what it held at a reset) == tx + drops +
+ * what it holds. */
+static int hop_conserved(const struct dp_hop_report *h)
+{
+	return h->ctr.rx + h->ctr.dup + h->in_flight_base == h->ctr.tx + le_counters_dropped(&h->ctr) + h->in_flight;
+}
+
 static void add_task(struct dp_direction_report *out, const struct dp_task_snapshot *s, enum dp_task_kind kind,
 		     uint64_t ring[2][2])
 {
@@ -62,6 +69,7 @@ static void add_task(struct dp_direction_report *out, const struct dp_task_snaps
 		out->cls[k].first_hop = out->nhops;
 		for (unsigned j = 0; j < m->cls_hops[k]; j++, h++) {
 			out->hop[out->nhops].ctr = m->hop[h];
+			out->hop[out->nhops].in_flight_base = 0;
 			out->hop[out->nhops++].in_flight = m->hop_depth[h];
 		}
 	}
@@ -133,21 +141,46 @@ static void hist_subtract(struct le_hist *h, const struct le_hist *base)
 	}
 }
 
+/* A chained class's hops since a reset: hop by hop, as a live change
+ * carries them, when the class had as many hops then (a chain that
+ * changed length since is reported whole). */
+static void subtract_hops(struct dp_direction_report *x, const struct dp_class_report *c,
+			  const struct dp_direction_report *base, const struct dp_class_report *b)
+{
+	if (c->nhops <= 1 || c->nhops != b->nhops)
+		return;
+	for (unsigned h = 0; h < c->nhops; h++) {
+		le_counters_sub(&x->hop[c->first_hop + h].ctr, &base->hop[b->first_hop + h].ctr);
+		x->hop[c->first_hop + h].in_flight_base = base->hop[b->first_hop + h].in_flight;
+	}
+}
+
+/* Class counts since a reset. Classes are matched by name, as a live
+ * change carries them (core: le_path_inherit_at); a class created after
+ * the reset has nothing to subtract. Its frames held at the reset were
+ * counted in by then, so they go into in_flight_base. */
+static void subtract_classes(struct dp_direction_report *x, const struct dp_direction_report *base)
+{
+	for (unsigned k = 0; k < x->nclasses; k++)
+		for (unsigned j = 0; j < base->nclasses; j++)
+			if (strcmp(x->cls[k].name, base->cls[j].name) == 0) {
+				le_counters_sub(&x->cls[k].ctr, &base->cls[j].ctr);
+				x->cls[k].in_flight_base = base->cls[j].in_flight;
+				subtract_hops(x, &x->cls[k], base, &base->cls[j]);
+				break;
+			}
+}
+
 void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 {
 	for (int d = 0; d < LE_DIRS; d++) {
-		struct le_counters *c = &r->dir[d].model;
-		const struct le_counters *b = &base->dir[d].model;
 		dp_counters_sub(&r->dir[d].dp, &base->dir[d].dp);
-		c->dup -= b->dup;
-		for (int k = 0; k < LE_EVENTS; k++)
-			c->event[k] -= b->event[k];
-		for (int k = 0; k < LE_DROP_CAUSES; k++)
-			c->drop[k] -= b->drop[k];
+		le_counters_sub(&r->dir[d].model, &base->dir[d].model);
 		hist_subtract(&r->dir[d].error, &base->dir[d].error);
 		port_subtract(&r->dir[d].port_in, &base->dir[d].port_in);
 		port_subtract(&r->dir[d].port_out, &base->dir[d].port_out);
 		r->dir[d].in_flight_base = base->dir[d].in_flight;
+		subtract_classes(&r->dir[d], &base->dir[d]);
 	}
 }
 
@@ -222,7 +255,7 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 				fprintf(f, "      hop %u: in %" PRIu64 "  out %" PRIu64 "  dropped %" PRIu64 "  dup %" PRIu64
 					   "  held %u  %s\n",
 					h + 1, hp->ctr.rx, hp->ctr.tx, le_counters_dropped(&hp->ctr), hp->ctr.dup,
-					hp->in_flight, le_counters_conserved(&hp->ctr, hp->in_flight) ? "(conserved)"
+					hp->in_flight, hop_conserved(hp) ? "(conserved)"
 												   : "(NOT CONSERVED)");
 			}
 		}
@@ -250,13 +283,14 @@ static void json_hops(FILE *f, const struct dp_direction_report *x, const struct
 		const struct dp_hop_report *hp = &x->hop[c->first_hop + h];
 
 		fprintf(f, "%s{\"hop\": %u, \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-			   ", \"tx_bytes\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"in_flight\": %u, \"dropped\": ",
+			   ", \"tx_bytes\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"in_flight\": %u"
+			   ", \"in_flight_at_reset\": %u, \"dropped\": ",
 			h ? ", " : "", h + 1, hp->ctr.rx, hp->ctr.tx, hp->ctr.rx_bytes, hp->ctr.tx_bytes, hp->ctr.dup,
-			hp->in_flight);
+			hp->in_flight, hp->in_flight_base);
 		json_drops(f, &hp->ctr);
 		fputs(", \"events\": ", f);
 		json_events(f, &hp->ctr);
-		fprintf(f, ", \"conserved\": %s}", le_counters_conserved(&hp->ctr, hp->in_flight) ? "true" : "false");
+		fprintf(f, ", \"conserved\": %s}", hop_conserved(hp) ? "true" : "false");
 	}
 	fputc(']', f);
 }
@@ -308,8 +342,9 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		else
 			fprintf(f, "%" PRIu64, x->staged_at);
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"dropped\": {",
-			x->seed, x->dp.rx, x->dp.tx, x->dp.rx_bytes, x->dp.tx_bytes, x->in_flight);
+			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"in_flight_at_reset\": %" PRIu64
+			   ", \"dropped\": {",
+			x->seed, x->dp.rx, x->dp.tx, x->dp.rx_bytes, x->dp.tx_bytes, x->in_flight, x->in_flight_base);
 		const char *name[DP_REPORT_CAUSES_MAX];
 		uint64_t count[DP_REPORT_CAUSES_MAX];
 		unsigned n = dp_report_drops(x, name, count, DP_REPORT_CAUSES_MAX);
@@ -330,8 +365,8 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			fprintf(f, "%s{\"name\": ", k ? ", " : "");
 			le_json_string(f, c->name);
 			fprintf(f, ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"dup\": %" PRIu64
-				   ", \"in_flight\": %u, \"dropped\": ",
-				c->ctr.rx, c->ctr.tx, c->ctr.dup, c->in_flight);
+				   ", \"in_flight\": %u, \"in_flight_at_reset\": %u, \"dropped\": ",
+				c->ctr.rx, c->ctr.tx, c->ctr.dup, c->in_flight, c->in_flight_base);
 			json_drops(f, &c->ctr);
 			fputs(", \"events\": ", f);
 			json_events(f, &c->ctr);

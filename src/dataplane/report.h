@@ -17,6 +17,7 @@ struct dp_class_report {
 	char name[LE_CLASS_NAME_MAX];
 	struct le_counters ctr;   /* rx/tx here are frames into/out of the class's link */
 	uint32_t in_flight;
+	uint32_t in_flight_base;  /* held when `reset stats` was taken, else 0 */
 	unsigned nhops;           /* hops of a chain; 1: a plain link */
 	unsigned first_hop;       /* its hops in dp_direction_report.hop[] (nhops > 1) */
 };
@@ -26,6 +27,7 @@ struct dp_class_report {
 struct dp_hop_report {
 	struct le_counters ctr;
 	uint32_t in_flight;
+	uint32_t in_flight_base;  /* held when `reset stats` was taken, else 0 */
 };
 
 struct dp_direction_report {

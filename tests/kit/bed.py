@@ -97,7 +97,8 @@ def _hop_problems(name: str, c: dict) -> list[str]:
         return []
     bad, where = [], f"{name}: class {c['name']}"
     for h in hops:
-        if h["rx"] + h["dup"] != h["tx"] + sum(h["dropped"].values()) + h["in_flight"] or not h["conserved"]:
+        if (h["rx"] + h["dup"] + h.get("in_flight_at_reset", 0)
+                != h["tx"] + sum(h["dropped"].values()) + h["in_flight"] or not h["conserved"]):
             bad.append(f"{where}: hop {h['hop']} not conserved: {h}")
     bad += [f"{where}: hop {a['hop']} sent {a['tx']}, hop {b['hop']} received {b['rx']}"
             for a, b in zip(hops, hops[1:]) if a["tx"] != b["rx"]]

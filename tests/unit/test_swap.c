@@ -793,6 +793,57 @@ static void limit_raised(void)
 	fk_fini(&fk);
 }
 
+/* A slot's budget is half used when the change comes at its instant: the
+ * frames arriving then use what is left, as without the change (two
+ * 1000 B frames went at 11 ms; one more fits, then the next instant,
+ * 10 ms on). */
+static void slot_budget(const char *cfg)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	le_ns_t dl[5] = { 0 };
+	static const le_ns_t want[5] = { 11000000, 11000000, 11000000, 21000000, 21000000 };
+
+	if (start(&fk, &sw, cfg, cfg, &b) < 0)
+		return;
+	for (int i = 0; i < 2; i++)
+		le_swap_offer(&sw, frame(&fk, 1000, 0, 0), 1000, LE_NS_PER_MS);
+	collect(&sw, 11 * LE_NS_PER_MS, dl, 5);
+	CHECK(le_swap_stage(&sw, b, 11 * LE_NS_PER_MS) == 0);
+	for (int i = 2; i < 5; i++)
+		le_swap_offer(&sw, frame(&fk, 1000, 0, 0), 1000, 11 * LE_NS_PER_MS);
+	collect(&sw, LE_NS_PER_S, dl, 5);
+	for (int i = 0; i < 5; i++)
+		CHECK(dl[i] == want[i], "'%s' frame %d: %llu", cfg, i, (unsigned long long)dl[i]);
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* CoDel switched on by a change with frames queued: it knows the largest
+ * frame seen (RFC 8289 MAXPACKET) from before the change, so a frame
+ * with one maximum-size frame behind it is not a standing queue. */
+static void codel_maxpacket(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	le_ns_t dl[30] = { 0 };
+
+	if (start(&fk, &sw, "rate 1mbit", "rate 1mbit codel target 1ms interval 10ms", &b) < 0)
+		return;
+	for (int i = 0; i < 20; i++)
+		le_swap_offer(&sw, frame(&fk, 1500, 0, 0), 1500, 0);
+	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);
+	collect(&sw, 10 * LE_NS_PER_S, dl, 30);
+	/* frame 18 leaves the queue with one maximum-size frame behind it:
+	 * not dropped; both leave 12 ms apart (1500 B at 1 Mbit/s) */
+	CHECK(dl[18] != 0, "frame 18 was dropped");
+	CHECK_EQ_U64(dl[19] - dl[18], 12 * LE_NS_PER_MS);
+	release(&sw);
+	fk_fini(&fk);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -814,6 +865,9 @@ int main(int argc, char **argv)
 	seed_chain();
 	once_ended();
 	limit_raised();
+	slot_budget("slot 10ms bytes 3000");
+	slot_budget("slot 10ms packets 3");
+	codel_maxpacket();
 	identity();
 	return mt_summary();
 }

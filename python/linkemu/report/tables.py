@@ -255,6 +255,9 @@ def noise_of(res: dict) -> dict:
 
 
 def tables_for(res: dict) -> list[Table]:
+    if res["experiment"] == "cellular":
+        from linkemu.report import cellular_tables
+        return cellular_tables.tables(res)
     out = []
     if res["experiment"] == "delay-precision":
         for g in res["summary"].get("groups", []):

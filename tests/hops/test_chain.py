@@ -19,14 +19,18 @@ def test_chain_forwards_per_hop(bed, run_link):
     assert rcv["received"] == N, rcv
     # The model's own delay: 6 ms plus serializing a 1014-byte frame at
     # 100 and at 45 Mbit/s (81 + 180 us); at 1000 frames/s the queues stay
-    # empty. The path adds tens of us, the daemon's median lateness at most
-    # 100 us (on_time): 1 ms of slack on the median tells 6.26 ms from
-    # any hop left out (at most 6.08 or 0.26 ms).
+    # empty. No frame leaves before the model lets it (1 us: timestamp
+    # grain), and the fastest of 500 frames pays only the path (tens of
+    # us) and the data plane's poll: 1 ms of slack above the model; a hop
+    # left out (at most 6.08 or 0.26 ms) fails the bound below it. (The
+    # exact departures per hop are the unit tests', tests/unit/test_chain.c.)
+    # The minimum, not the median: the median also carries the receiver's
+    # wake-ups, which on a shared machine reach milliseconds.
     want_ns = 6_000_000 + (IP_LEN + 14) * 8 * 1e9 / 100e6 + (IP_LEN + 14) * 8 * 1e9 / 45e6
-    p50 = rcv["delay_ns"]["p50"]
-    print(f"chain: OWD median {p50 / 1e6:.3f} ms (model {want_ns / 1e6:.3f} ms)")
-    # No frame can leave before the model lets it (1 us: timestamp grain).
-    assert want_ns <= rcv["delay_ns"]["min"] + 1000, rcv["delay_ns"]
+    d = rcv["delay_ns"]
+    print(f"chain: OWD min {d['min'] / 1e6:.3f} ms, median {d['p50'] / 1e6:.3f} ms "
+          f"(model {want_ns / 1e6:.3f} ms)")
+    assert want_ns <= d["min"] + 1000 and d["min"] <= want_ns + 1_000_000, d
 
     a2b = final["directions"]["a2b"]
     assert a2b["config"] == CHAIN
@@ -44,9 +48,9 @@ def test_chain_forwards_per_hop(bed, run_link):
     assert c["rx"] == c["tx"]
     # b2a is a plain link: no hops listed
     assert all("hops" not in k for k in final["directions"]["b2a"]["classes"])
-    # Timing last: skipped (CI: failed) when the machine cannot resolve it.
+    # The daemon's own lateness last (skipped, CI: failed, when the
+    # machine cannot resolve it).
     on_time(final, p99_us=None)   # a median: a few late frames do not matter
-    assert p50 <= want_ns + 1_000_000, rcv["delay_ns"]
 
 
 def test_chain_loss_counted_in_its_hop(bed, run_link):

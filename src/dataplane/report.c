@@ -284,9 +284,10 @@ static void json_hops(FILE *f, const struct dp_direction_report *x, const struct
 
 		fprintf(f, "%s{\"hop\": %u, \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
 			   ", \"tx_bytes\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"in_flight\": %u"
-			   ", \"in_flight_at_reset\": %u, \"dropped\": ",
+			   ", \"in_flight_at_reset\": %u, \"from_previous_hop\": %" PRIu64 ", \"to_next_hop\": %" PRIu64
+			   ", \"dropped\": ",
 			h ? ", " : "", h + 1, hp->ctr.rx, hp->ctr.tx, hp->ctr.rx_bytes, hp->ctr.tx_bytes, hp->ctr.dup,
-			hp->in_flight, hp->in_flight_base);
+			hp->in_flight, hp->in_flight_base, hp->ctr.hop_in, hp->ctr.hop_out);
 		json_drops(f, &hp->ctr);
 		fputs(", \"events\": ", f);
 		json_events(f, &hp->ctr);

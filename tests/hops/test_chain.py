@@ -3,7 +3,7 @@ hop, then a 6 ms, 45 Mbit/s bottleneck with its buffer."""
 
 from __future__ import annotations
 
-from kit import on_time
+from kit import hop_problems, on_time
 from linkemu.instruments.owd import ProbeSpec, probe
 
 CHAIN = "rate 100mbit >> delay 6ms rate 45mbit limit-bytes 100kb"
@@ -68,3 +68,34 @@ def test_chain_loss_counted_in_its_hop(bed, run_link):
     # (ARP, neighbour discovery) the class also carried
     lost, others = N - r["receiver"]["received"], c["rx"] - N
     assert h2["dropped"]["loss"] - others <= lost <= h2["dropped"]["loss"], (lost, h2)
+
+
+def test_chain_live_set_show_stats(bed, run_link):
+    # A plain link becomes a chain by `set`, then a longer one; `show`
+    # gives the chain back, `stats` lists its hops, conserved at each step.
+    link = run_link("delay 1ms", "")
+    with link.client() as ctl:
+        probe(bed, ProbeSpec(ip_len=200, pps=1000.0, count=100, port=9233))
+        ctl.set("a2b", "rate 100mbit >> delay 2ms")
+        assert ctl.show()["a2b"] == "rate 100mbit >> delay 2ms"
+        probe(bed, ProbeSpec(ip_len=200, pps=1000.0, count=100, port=9234))
+        ctl.set("a2b", "rate 100mbit >> delay 2ms >> loss 10% seed 3")
+        assert ctl.show()["a2b"] == "rate 100mbit >> delay 2ms >> loss 10% seed 3"
+        probe(bed, ProbeSpec(ip_len=200, pps=1000.0, count=300, port=9235))
+        [c] = ctl.stats()["directions"]["a2b"]["classes"]
+        ctl.reset_stats()
+        probe(bed, ProbeSpec(ip_len=200, pps=1000.0, count=100, port=9236))
+        [after] = ctl.stats()["directions"]["a2b"]["classes"]
+        bad = hop_problems("a2b", c) + hop_problems("a2b", after)
+    assert not bad, bad
+    hops = c["hops"]
+    assert len(hops) == 3
+    # hop 3 was born by the second `set`: it saw the last 300 probes (and
+    # any other frames), lost about 10 % of them (binomial sd 5.2: 6 sd)
+    assert hops[2]["rx"] >= 300 and 30 - 32 <= hops[2]["dropped"]["loss"] <= 30 + 32, hops[2]
+    # hop 1 continued the plain link: every probe of the three runs; hop 2
+    # every probe since the first `set`, from hop 1
+    assert hops[0]["rx"] >= 500 and hops[1]["from_previous_hop"] >= 400, hops
+    # since the reset: the 100 probes (and a few other frames), not before
+    assert 100 <= after["hops"][0]["rx"] < 150, after
+    link.stop()

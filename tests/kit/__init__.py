@@ -16,11 +16,11 @@ and its test modules get that name with `BED = suite_bed(__file__)`.
 See docs/testing.md for the fixtures, markers and rules.
 """
 
-from kit.bed import Link, bed_processes, conservation, leftovers, suite_bed
+from kit.bed import Link, bed_processes, conservation, hop_problems, leftovers, suite_bed
 from kit.cli import REPO, cli_env, linkemu
 from kit.need import bed_usable, in_ci, need
 from kit.quiet import CpuWatch, on_time, other_daemons, require_alone, require_quiet
 
-__all__ = ["Link", "bed_processes", "conservation", "leftovers", "suite_bed", "REPO", "cli_env",
+__all__ = ["Link", "bed_processes", "conservation", "hop_problems", "leftovers", "suite_bed", "REPO", "cli_env",
            "linkemu", "bed_usable", "in_ci", "need", "CpuWatch", "on_time", "other_daemons",
            "require_alone", "require_quiet"]

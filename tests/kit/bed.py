@@ -89,9 +89,12 @@ def _kill_bed_processes(bed: str) -> None:
 
 # --- a run's books --------------------------------------------------------------------------
 
-def _hop_problems(name: str, c: dict) -> list[str]:
-    """A chained class (`LINK >> LINK`): each hop conserves, each hands all
-    it sends to the next, and the hops add up to the class."""
+def hop_problems(name: str, c: dict) -> list[str]:
+    """A chained class (`LINK >> LINK`): each hop conserves, what a hop
+    hands on is what the next one received from it, and the hops add up
+    to the class (rx: what entered a hop from outside the chain, tx: what
+    left one to outside; after a live change that made the chain longer,
+    a hop's counts include what it carried as the last or only hop)."""
     hops = c.get("hops") or []
     if not hops:
         return []
@@ -100,10 +103,13 @@ def _hop_problems(name: str, c: dict) -> list[str]:
         if (h["rx"] + h["dup"] + h.get("in_flight_at_reset", 0)
                 != h["tx"] + sum(h["dropped"].values()) + h["in_flight"] or not h["conserved"]):
             bad.append(f"{where}: hop {h['hop']} not conserved: {h}")
-    bad += [f"{where}: hop {a['hop']} sent {a['tx']}, hop {b['hop']} received {b['rx']}"
-            for a, b in zip(hops, hops[1:]) if a["tx"] != b["rx"]]
-    if hops[0]["rx"] != c["rx"] or hops[-1]["tx"] != c["tx"]:
-        bad.append(f"{where}: hops in {hops[0]['rx']} out {hops[-1]['tx']}, class in {c['rx']} out {c['tx']}")
+    bad += [f"{where}: hop {a['hop']} handed on {a['to_next_hop']}, hop {b['hop']} received "
+            f"{b['from_previous_hop']} from it" for a, b in zip(hops, hops[1:])
+            if a["to_next_hop"] != b["from_previous_hop"]]
+    rx = sum(h["rx"] - h["from_previous_hop"] for h in hops)
+    tx = sum(h["tx"] - h["to_next_hop"] for h in hops)
+    if rx != c["rx"] or tx != c["tx"]:
+        bad.append(f"{where}: hops in {rx} out {tx}, class in {c['rx']} out {c['tx']}")
     for key in ("dup", "in_flight"):
         if sum(h[key] for h in hops) != c[key]:
             bad.append(f"{where}: hops' {key} add up to {sum(h[key] for h in hops)}, class has {c[key]}")
@@ -128,7 +134,7 @@ def conservation(final: dict, classes: bool = True) -> list[str]:
         for c in classes_:
             if c["rx"] + c["dup"] != c["tx"] + sum(c["dropped"].values()) + c["in_flight"]:
                 bad.append(f"{name}: class {c['name']} not conserved: {c}")
-            bad += _hop_problems(name, c)
+            bad += hop_problems(name, c)
         if classes_:
             for key in ("rx", "tx", "dup", "in_flight"):
                 if sum(c[key] for c in classes_) != d[key]:

@@ -47,12 +47,15 @@ class HopCounters:
     dropped: dict[str, int]
     events: dict[str, int]
     conserved: bool
+    from_previous_hop: int      # part of rx
+    to_next_hop: int            # part of tx
 
     @classmethod
     def from_json(cls, d: dict) -> "HopCounters":
         return cls(d.get("hop", 0), d.get("rx", 0), d.get("tx", 0), d.get("in_flight", 0),
                    d.get("dup", 0), dict(d.get("dropped") or {}), dict(d.get("events") or {}),
-                   bool(d.get("conserved", False)))
+                   bool(d.get("conserved", False)), d.get("from_previous_hop", 0),
+                   d.get("to_next_hop", 0))
 
 
 @dataclass(frozen=True)

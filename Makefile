@@ -44,13 +44,20 @@ control: build
 lfp-test: build
 	$(PYTEST) -m lfp -v -rs
 
-test: unit integration lab-test control api-test lfp-test cellular-test reliability
+test: unit integration lab-test control api-test lfp-test cellular-test reliability hops-test
 
 # linkemu shell, testbed up --between, run --ports and the Python API
 # (with the example of docs/python.md), on beds "la", "lh" and "lk".
 .PHONY: api-test
 api-test: build
 	$(PYTEST) -m api -v -rs
+
+# Chained links (LINK >> LINK, docs/grammar.md "Hops"): a chain forwards with
+# per-hop counters and conservation, live set/show/stats/reset, on a bed
+# named "lp" (about 40 seconds).
+.PHONY: hops-test
+hops-test: build
+	$(PYTEST) -m hops -v -rs
 
 # The 4G/5G study (docs/lab.md "cellular", docs/units.md): the unit-latency
 # instrument over loopback and the cell-* profiles against the published

@@ -34,6 +34,7 @@
 #include "pm_qos.h"
 #include "ports.h"
 #include "report.h"
+#include "dpdk_state.h"
 #include "state.h"
 #include "telemetry.h"
 #include "tsc_clock.h"
@@ -146,6 +147,7 @@ struct daemon {
 	struct rte_mempool *pool;
 	struct le_frame_ops ops;     /* mbuf operations for the models; outlives them */
 	uint64_t seed;
+	struct dp_dpdk_plane plane;  /* what the state's callbacks read */
 	struct dp_state state;       /* what the control thread and telemetry see */
 	struct dp_control *control;
 	int pdump_ready;
@@ -169,7 +171,7 @@ static int setup_links(struct daemon *dm, char *err, size_t errlen)
 {
 	for (int d = 0; d < LE_DIRS; d++) {
 		struct dp_direction *dir = &dm->dir[d];
-		char sub[LE_ERR_MAX], name[RTE_RING_NAMESIZE];
+		char sub[LE_ERR_MAX];
 		dir->id = (enum le_direction)d;
 		dir->port_in = d == LE_DIR_A2B ? 0 : 1;
 		dir->port_out = d == LE_DIR_A2B ? 1 : 0;
@@ -182,8 +184,7 @@ static int setup_links(struct daemon *dm, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", le_direction_name(d), sub);
 			return -1;
 		}
-		snprintf(name, sizeof(name), "le_%s_retired", le_direction_name(d));
-		if (dp_model_slot_init(&dir->models, m, dm->opt.max_limit, name, err, errlen)) {
+		if (dp_model_slot_init(&dir->models, m, dm->opt.max_limit, err, errlen)) {
 			dp_model_free(m);
 			return -1;
 		}
@@ -320,11 +321,12 @@ static int write_reports(struct daemon *dm)
  * start-up without (when asked for). */
 static int start_observers(struct daemon *dm, char *err, size_t errlen)
 {
+	dm->plane = (struct dp_dpdk_plane){.dir = dm->dir, .plan = &dm->plan, .clock = &dm->clock, .pool = dm->pool};
 	dm->state = (struct dp_state){
-		.dir = dm->dir, .plan = &dm->plan, .clock = &dm->clock, .pool = dm->pool,
 		.seed = dm->seed, .started_ns = tsc_clock_now(&dm->clock), .max_limit = dm->opt.max_limit,
 		.ops = &dm->ops, .stop = &g_stop,
 	};
+	dp_dpdk_state_bind(&dm->state, &dm->plane);
 	pthread_mutex_init(&dm->state.lock, NULL);
 	dm->state_ready = 1;
 	if (dp_telemetry_attach(&dm->state))

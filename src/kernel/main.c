@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ask.h"
 #include "control.h"
+#include "final.h"
 #include "kbuf.h"
 #include "kloop.h"
 #include "kopts.h"
@@ -30,29 +30,6 @@
 enum { EXIT_ENV = 1, EXIT_INPUT = 2 };
 
 static volatile int g_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = {0};
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
-static uint64_t random_seed(void)
-{
-	uint64_t s = 0;
-	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
-		s = kclock_now() ^ ((uint64_t)getpid() << 32);
-	return s;
-}
 
 struct kdaemon {
 	struct kopts kopt;
@@ -177,39 +154,6 @@ static void set_running(struct kdaemon *dm, int running)
 	pthread_mutex_unlock(&dm->state.lock);
 }
 
-static int write_reports(struct kdaemon *dm)
-{
-	struct dp_report *r = calloc(1, sizeof(*r));
-	if (!r || dp_state_report(&dm->state, r, 0)) {
-		free(r);
-		return -1;
-	}
-	int rc = 0;
-	if (dm->opt.json)
-		dp_report_print_json(stdout, r);
-	else
-		dp_report_print_human(stdout, r);
-	fflush(stdout);
-	if (dm->opt.stats_file) {
-		FILE *f = fopen(dm->opt.stats_file, "w");
-		if (!f) {
-			fprintf(stderr, "linkemuk: cannot write %s: %s\n", dm->opt.stats_file, strerror(errno));
-			rc = -1;
-		} else {
-			dp_report_print_json(f, r);
-			if (fclose(f))
-				rc = -1;
-		}
-	}
-	for (int d = 0; d < LE_DIRS; d++)
-		if (!dp_report_conserved(&r->dir[d])) {
-			fprintf(stderr, "linkemuk: BUG: %s does not conserve frames\n", le_direction_name(d));
-			rc = -1;
-		}
-	free(r);
-	return rc;
-}
-
 static int serve(struct kdaemon *dm)
 {
 	int qos_fd = dm->opt.no_pm_qos ? -1 : pm_qos_hold_zero_latency();
@@ -228,7 +172,7 @@ static int serve(struct kdaemon *dm)
 	dp_control_stop(dm->control);
 	dm->control = NULL;
 	kloop_shutdown(&dm->loop, 50);
-	return write_reports(dm) ? EXIT_ENV : 0;
+	return dp_final_reports(&dm->state, &dm->opt, "linkemuk") ? EXIT_ENV : 0;
 }
 
 static void release(struct kdaemon *dm)
@@ -263,8 +207,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "linkemuk: --iface-a and --iface-b are required (see --help)\n");
 		return EXIT_INPUT;
 	}
-	dm.seed = dm.opt.seed_set ? dm.opt.seed : random_seed();
-	install_signals();
+	dm.seed = dm.opt.seed_set ? dm.opt.seed : dp_random_seed();
+	dp_stop_on_signals(&g_stop);
 	rc = start(&dm);
 	if (rc == 0)
 		rc = serve(&dm);

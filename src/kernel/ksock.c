@@ -36,7 +36,9 @@ int ksock_open(struct ksock *s, const char *ifname, char *err, size_t errlen)
 	struct ifreq ifr = {0};
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	const char *what = NULL;
-	if (setsockopt(s->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)))
+	if (setsockopt(s->fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)))
+		what = "PACKET_AUXDATA";
+	else if (setsockopt(s->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)))
 		what = "PACKET_IGNORE_OUTGOING (Linux >= 4.20)";
 	else if (setsockopt(s->fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)))
 		what = "PACKET_QDISC_BYPASS";
@@ -68,22 +70,55 @@ void ksock_close(struct ksock *s)
 	s->fd = -1;
 }
 
+/* The kernel hands an 802.1Q/802.1ad tag it (or the driver) took off the
+ * frame to the socket beside it, in auxdata. The link must forward the
+ * frame as it was on the wire, so the tag goes back in after the MACs.
+ * Returns the frame's new length (cap leaves room for the 4 bytes). */
+static uint32_t restore_vlan(struct msghdr *mh, uint8_t *frame, uint32_t len)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_PACKET || c->cmsg_type != PACKET_AUXDATA)
+			continue;
+		struct tpacket_auxdata aux;
+		memcpy(&aux, CMSG_DATA(c), sizeof(aux));
+		if (!(aux.tp_status & TP_STATUS_VLAN_VALID) || len < 12)
+			return len;
+		uint16_t tpid = (aux.tp_status & TP_STATUS_VLAN_TPID_VALID) ? aux.tp_vlan_tpid : ETH_P_8021Q;
+		uint16_t tag[2] = {htons(tpid), htons(aux.tp_vlan_tci)};
+		memmove(frame + 16, frame + 12, len - 12);
+		memcpy(frame + 12, tag, sizeof(tag));
+		return len + 4;
+	}
+	return len;
+}
+
 unsigned ksock_recv(struct ksock *s, uint8_t *const *buf, uint32_t cap, uint32_t *len, unsigned n)
 {
 	struct mmsghdr msg[K_BATCH_MAX];
 	struct iovec iov[K_BATCH_MAX];
+	/* One tpacket_auxdata per frame (aligned as cmsg wants). */
+	static _Thread_local union {
+		struct cmsghdr align;
+		char b[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
+	} ctl[K_BATCH_MAX];
 	if (n > K_BATCH_MAX)
 		n = K_BATCH_MAX;
 	for (unsigned i = 0; i < n; i++) {
-		iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = cap};
-		msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+		iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = cap - K_VLAN_ROOM};
+		msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1,
+						      .msg_control = ctl[i].b, .msg_controllen = sizeof(ctl[i].b)}};
 	}
 	/* MSG_TRUNC: the length on the wire, so an oversized frame is seen. */
 	int k = recvmmsg(s->fd, msg, n, MSG_DONTWAIT | MSG_TRUNC, NULL);
 	if (k <= 0)
 		return 0;
-	for (int i = 0; i < k; i++)
+	for (int i = 0; i < k; i++) {
 		len[i] = msg[i].msg_len;
+		if (len[i] <= cap - K_VLAN_ROOM)
+			len[i] = restore_vlan(&msg[i].msg_hdr, buf[i], len[i]);
+		else
+			len[i] = cap + 1; /* truncated: the caller counts it */
+	}
 	return (unsigned)k;
 }
 

@@ -6,7 +6,7 @@ VENV    ?= .venv
 PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
-.PHONY: all setup build demo test unit integration lab-test control bench clean quick
+.PHONY: all setup build demo test unit integration lab-test control bench clean quick lfp-test cellular-test
 
 all: build
 
@@ -38,13 +38,25 @@ lab-test: build
 control: build
 	$(PYTEST) -m control -v -rs
 
-test: unit integration lab-test control api-test
+# The long-fat-pipe study: ttcp, the BPF congestion controls (linkemu cc)
+# and `linkemu lab lfp --quick`, on a bed named "ll" (about 3 minutes).
+lfp-test: build
+	$(PYTEST) -m lfp -v -rs
+
+test: unit integration lab-test control api-test lfp-test cellular-test
 
 # linkemu shell, testbed up --between, run --ports and the Python API
 # (with the example of docs/python.md), on beds "la", "lh" and "lk".
 .PHONY: api-test
 api-test: build
 	$(PYTEST) -m api -v -rs
+
+# The 4G/5G study (docs/lab.md "cellular", docs/units.md): the unit-latency
+# instrument over loopback and the cell-* profiles against the published
+# figures (no root), then `linkemu lab cellular --quick` and `linkemu units
+# run` on a bed named "lx" (about 2 minutes).
+cellular-test: build
+	$(PYTEST) -m cellular -v
 
 # The test kit (tests/conftest.py, tests/kit, docs/testing.md): suites are
 # chosen by marker (bed, model, lab, control; live = needs a bed and root).

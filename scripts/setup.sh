@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc make
-	      iproute2 iputils-ping iperf3 ethtool python3-pyelftools)
+	      iproute2 iputils-ping iperf3 ethtool python3-pyelftools
+	      clang llvm bpftool libbpf-dev tcpdump)   # lab lfp: BPF congestion controls, capture
 HUGEPAGES_WANTED=${LINKEMU_HUGEPAGES:-1024}   # 2 MiB pages: 2 GiB
 HUGEPAGE_SYSFS=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 

@@ -19,7 +19,6 @@ the daemon stays the single authority on what a link means: `check()` asks
 from __future__ import annotations
 
 import re
-import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,15 +93,15 @@ def load_file(path: Path) -> Profile:
         links[d] = link.strip()
     base = path.resolve().parent
     return Profile(name=data["name"], version=version, description=data["description"].strip(),
-                   source=source.strip(), a2b=_absolute_files(links["a2b"], base),
-                   b2a=_absolute_files(links["b2a"], base), path=path)
+                   source=source.strip(), a2b=absolute_files(links["a2b"], base),
+                   b2a=absolute_files(links["b2a"], base), path=path)
 
 
 _FILE_WORDS = ("trace", "trace-us", "distribution")
 _BUILTIN_DISTS = {"uniform", "normal", "pareto", "paretonormal"}
 
 
-def _absolute_files(link: str, base: Path) -> str:
+def absolute_files(link: str, base: Path) -> str:
     """Rewrites relative FILE arguments (trace, trace-us, distribution
     FILE) against the profile's own directory, so a profile works from
     any working directory; built-in distribution names stay as they are."""
@@ -138,7 +137,7 @@ def check(profile: Profile, linkemud: str | None = None) -> list[str]:
     problems = []
     for d in ("a2b", "b2a"):
         link = getattr(profile, d)
-        cp = subprocess.run([binary, "--check", link], capture_output=True, text=True)
-        if cp.returncode != 0:
-            problems.append(f"{profile.path}: [{d}] {cp.stderr.strip().removeprefix('linkemud: ')}")
+        why = daemon.check_link(binary, link)
+        if why is not None:
+            problems.append(f"{profile.path}: [{d}] {why}")
     return problems

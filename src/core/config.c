@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
 #include "trace.h"
 #include "units.h"
 
@@ -101,11 +102,22 @@ static const char *need(struct pctx *p, const char *word, const char *what, cons
 	return v;
 }
 
+/* A value that did not parse (the reason is in p->msg). A value that looks
+ * like a misspelt word ("delay 10ms lose 1%" reads 'lose' as the JITTER)
+ * says which word it probably was. */
+static int bad_value(struct pctx *p, const char *word, const char *what, const char *v)
+{
+	const char *near = le_suggest(v, word_names, W_COUNT);
+
+	return fail(p, "%s: %s%s%s%s%s%s", word, what ? what : "", what ? " " : "", p->msg,
+		    near ? " (did you mean the word '" : "", near ? near : "", near ? "'?)" : "");
+}
+
 static int time_value(struct pctx *p, const char *word, const char *what, const char *v, le_ns_t max,
 		      le_ns_t *out)
 {
 	if (le_parse_time(v, max, out, p->msg, sizeof(p->msg)) < 0)
-		return what ? fail(p, "%s: %s %s", word, what, p->msg) : fail(p, "%s: %s", word, p->msg);
+		return bad_value(p, word, what, v);
 	return 0;
 }
 
@@ -116,7 +128,7 @@ static int percent_value(struct pctx *p, const char *word, const char *what, con
 	double f;
 
 	if (le_parse_percent(v, &f, p->msg, sizeof(p->msg)) < 0)
-		return what ? fail(p, "%s: %s %s", word, what, p->msg) : fail(p, "%s: %s", word, p->msg);
+		return bad_value(p, word, what, v);
 	/* Keep the percentage as written; the validated text re-parses with
 	 * strtod. */
 	*percent = strtod(v, NULL);
@@ -154,7 +166,7 @@ static int u64_value(struct pctx *p, const char *word, const char *what, const c
 		     uint64_t max, uint64_t *out)
 {
 	if (le_parse_u64(v, min, max, out, p->msg, sizeof(p->msg)) < 0)
-		return what ? fail(p, "%s: %s %s", word, what, p->msg) : fail(p, "%s: %s", word, p->msg);
+		return bad_value(p, word, what, v);
 	return 0;
 }
 
@@ -484,10 +496,12 @@ int le_config_parse_words(int nwords, const char *const *words, struct le_link_c
 		uint64_t u;
 		int rc = 0;
 
-		if (k == W_NONE)
+		if (k == W_NONE) {
+			const char *near = le_suggest(w, word_names, W_COUNT);
 			return fail(&p,
-				    "unknown word '%s' (expected delay, distribution, noreorder, loss, ecn, duplicate, corrupt, reorder, gap, rate, slot, trace, trace-us, limit, limit-bytes, limit-queue, drop-head, drop-tail, codel or seed)",
-				    w);
+				    "unknown word '%s'%s%s%s (expected delay, distribution, noreorder, loss, ecn, duplicate, corrupt, reorder, gap, rate, slot, trace, trace-us, limit, limit-bytes, limit-queue, drop-head, drop-tail, codel or seed)",
+				    w, near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "");
+		}
 		if (seen & (1u << k))
 			return fail(&p, "%s: given twice (each word may appear once)", w);
 		seen |= 1u << k;

@@ -56,6 +56,19 @@ void le_counters_add(struct le_counters *dst, const struct le_counters *src)
 		dst->event[i] += src->event[i];
 }
 
+void le_counters_sub(struct le_counters *dst, const struct le_counters *src)
+{
+	dst->rx -= src->rx;
+	dst->tx -= src->tx;
+	dst->rx_bytes -= src->rx_bytes;
+	dst->tx_bytes -= src->tx_bytes;
+	for (unsigned i = 0; i < LE_DROP_CAUSES; i++)
+		dst->drop[i] -= src->drop[i];
+	dst->dup -= src->dup;
+	for (unsigned i = 0; i < LE_EVENTS; i++)
+		dst->event[i] -= src->event[i];
+}
+
 int le_counters_conserved(const struct le_counters *c, uint64_t in_flight)
 {
 	return c->rx + c->dup == c->tx + le_counters_dropped(c) + in_flight;

@@ -64,6 +64,8 @@ struct le_counters {
 uint64_t le_counters_dropped(const struct le_counters *c);
 /* dst += src */
 void le_counters_add(struct le_counters *dst, const struct le_counters *src);
+/* dst -= src (a `reset stats` baseline taken from the same counters) */
+void le_counters_sub(struct le_counters *dst, const struct le_counters *src);
 /* 1 when rx + dup == tx + drops + in_flight. */
 int le_counters_conserved(const struct le_counters *c, uint64_t in_flight);
 

@@ -25,12 +25,20 @@
  * frame back. Accounting (counters.h):
  *     ctr.rx + ctr.dup == ctr.tx + drops + le_link_depth()
  * where tx counts frames handed back by dequeue (drain counts what it
- * frees as `shutdown` drops).
+ * frees as `shutdown` drops). After a live change (le_link_inherit) the
+ * counts and the frames not yet served move to the new link, so the law
+ * holds for the new link and its elders together (le_swap_counters).
+ *
+ * Threading: one thread (the data plane's lcore) offers, dequeues and
+ * inherits; init and free (allocation, file reads) happen on another
+ * (control), before the link is handed over and after it is handed
+ * back.
  *
  * Memory is allocated at init only, sized from `limit`:
  *   delay line  2^ceil(log2(limit + max(1024, limit/8))) frames x 32 B
  *               (x 2, plus 48 B per frame, when the line is ordered)
- *   queue       2^ceil(log2(limit)) x 32 B, only with a serializer
+ *   queue       2^ceil(log2(limit)) x 32 B, only with a serializer (at a
+ *               change the new link takes the old one's rings over)
  *   tables      <= 32 KiB per distribution, 8 B per trace line
  * e.g. limit 1000: 64 KiB (+ 32 KiB queue); limit 10^6: 36 MiB (+32 MiB);
  * the worst, limit 10^8: 4 GiB (+ 4 GiB, + 10 GiB ordered). */

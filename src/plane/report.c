@@ -56,21 +56,31 @@ static void hist_subtract(struct le_hist *h, const struct le_hist *base)
 	}
 }
 
+/* Class counts since a reset. Classes are matched by name, as a live
+ * change carries them (core: le_path_inherit_at); a class created after
+ * the reset has nothing to subtract. Its frames held at the reset were
+ * counted in by then, so they go into in_flight_base. */
+static void subtract_classes(struct dp_direction_report *x, const struct dp_direction_report *base)
+{
+	for (unsigned k = 0; k < x->nclasses; k++)
+		for (unsigned j = 0; j < base->nclasses; j++)
+			if (strcmp(x->cls[k].name, base->cls[j].name) == 0) {
+				le_counters_sub(&x->cls[k].ctr, &base->cls[j].ctr);
+				x->cls[k].in_flight_base = base->cls[j].in_flight;
+				break;
+			}
+}
+
 void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 {
 	for (int d = 0; d < LE_DIRS; d++) {
-		struct le_counters *c = &r->dir[d].model;
-		const struct le_counters *b = &base->dir[d].model;
 		dp_counters_sub(&r->dir[d].dp, &base->dir[d].dp);
-		c->dup -= b->dup;
-		for (int k = 0; k < LE_EVENTS; k++)
-			c->event[k] -= b->event[k];
-		for (int k = 0; k < LE_DROP_CAUSES; k++)
-			c->drop[k] -= b->drop[k];
+		le_counters_sub(&r->dir[d].model, &base->dir[d].model);
 		hist_subtract(&r->dir[d].error, &base->dir[d].error);
 		port_subtract(&r->dir[d].port_in, &base->dir[d].port_in);
 		port_subtract(&r->dir[d].port_out, &base->dir[d].port_out);
 		r->dir[d].in_flight_base = base->dir[d].in_flight;
+		subtract_classes(&r->dir[d], &base->dir[d]);
 	}
 }
 
@@ -192,8 +202,9 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		else
 			fprintf(f, "%" PRIu64, x->staged_at);
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"dropped\": {",
-			x->seed, x->dp.rx, x->dp.tx, x->dp.rx_bytes, x->dp.tx_bytes, x->in_flight);
+			   ", \"tx_bytes\": %" PRIu64 ", \"in_flight\": %" PRIu64 ", \"in_flight_at_reset\": %" PRIu64
+			   ", \"dropped\": {",
+			x->seed, x->dp.rx, x->dp.tx, x->dp.rx_bytes, x->dp.tx_bytes, x->in_flight, x->in_flight_base);
 		const char *name[DP_REPORT_CAUSES_MAX];
 		uint64_t count[DP_REPORT_CAUSES_MAX];
 		unsigned n = dp_report_drops(x, name, count, DP_REPORT_CAUSES_MAX);
@@ -214,8 +225,8 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			fprintf(f, "%s{\"name\": ", k ? ", " : "");
 			le_json_string(f, c->name);
 			fprintf(f, ", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"dup\": %" PRIu64
-				   ", \"in_flight\": %u, \"dropped\": ",
-				c->ctr.rx, c->ctr.tx, c->ctr.dup, c->in_flight);
+				   ", \"in_flight\": %u, \"in_flight_at_reset\": %u, \"dropped\": ",
+				c->ctr.rx, c->ctr.tx, c->ctr.dup, c->in_flight, c->in_flight_base);
 			json_drops(f, &c->ctr);
 			fputs(", \"events\": ", f);
 			json_events(f, &c->ctr);

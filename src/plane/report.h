@@ -18,6 +18,7 @@ struct dp_class_report {
 	char name[LE_CLASS_NAME_MAX];
 	struct le_counters ctr;   /* rx/tx here are frames into/out of the class's link */
 	uint32_t in_flight;
+	uint32_t in_flight_base;  /* held when `reset stats` was taken, else 0 */
 };
 
 struct dp_direction_report {

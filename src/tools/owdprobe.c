@@ -39,12 +39,15 @@
  * batch carries the kernel's per-frame cost as extra delay (about a
  * microsecond each); --batch 1 avoids that at the cost of rate.
  *
- * Samples (--samples FILE): every accepted frame in arrival order, either
- * binary (default) or CSV (--samples-format csv: seq,send_ns,rx_ns,delay_ns).
+ * Samples (--samples FILE): every frame of the run in arrival order,
+ * duplicates included (flagged), either binary (default) or CSV
+ * (--samples-format csv: seq,send_ns,rx_ns,delay_ns,tos,dup).
  * Binary layout, little endian:
- *   header 32 B: "LEOWD001", u32 version = 1, u32 record size = 24,
+ *   header 32 B: "LEOWD001", u32 version = 2, u32 record size = 32,
  *                u64 record count, u64 flags (bit 0: kernel RX timestamps)
- *   records:     u64 seq, i64 send_ns, i64 rx_ns (CLOCK_REALTIME ns)
+ *   records:     u64 seq, i64 send_ns, i64 rx_ns (CLOCK_REALTIME ns),
+ *                u8 tos (the IP TOS byte as received: DSCP and ECN),
+ *                u8 flags (bit 0: a duplicate, an earlier copy arrived), 6 B zero
  *
  * Exit codes: 0 done, 1 a system call failed, 2 bad arguments.
  */
@@ -73,6 +76,8 @@
 #include "json.h"
 
 #define PROG "owdprobe"
+#define TOOL_PROG PROG
+#include "tool_args.h"
 #define IP_UDP_HDR 28
 #define PROBE_HDR 18
 #define MIN_IP_LEN (IP_UDP_HDR + PROBE_HDR) /* 46 */
@@ -80,6 +85,8 @@
 #define MAX_BATCH 1024
 #define RECV_BATCH 64
 #define SAMPLES_MAGIC "LEOWD001"
+#define SAMPLES_VERSION 2
+#define SAMPLES_RECORD 32
 
 /* ------------------------------------------------------------------------ */
 /* helpers                                                                  */
@@ -91,6 +98,7 @@ static void usage(FILE *f)
 		"  " PROG " send --dst ADDR [--port P] [--ip-len BYTES]\n"
 		"           (--pps N | --bitrate N[k|M|G] | --max) (--count N | --duration SECONDS)\n"
 		"           [--run-id 0..65535] [--batch 1..%d] [--spin-us US] [--cpu N] [--tos N]\n"
+		"           [--sport P]\n"
 		"  " PROG " recv --bind ADDR [--port P] [--count N] [--run-id N] [--idle S]\n"
 		"           [--start-timeout S] [--samples FILE] [--samples-format bin|csv]\n"
 		"           [--samples-max N] [--rx-clock kernel|user] [--rcvbuf BYTES] [--cpu N]\n"
@@ -103,48 +111,6 @@ static void usage(FILE *f)
 		"  --spin-us  busy-wait only this long before a frame is due, sleep before that\n"
 		"             (default 50; 0 = always busy-wait)\n",
 		MAX_BATCH, MIN_IP_LEN, MAX_IP_LEN);
-}
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n  (" PROG " --help for usage)\n");
-	return 2;
-}
-
-static inline int64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_pos_double(const char *s, double min, double max, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min && v <= max))
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /* "10M", "1.5G", "64k", "2000000": SI multipliers, bits per second. */
@@ -247,7 +213,7 @@ static void json_hist(FILE *f, const char *name, const struct le_hist *h)
 
 struct send_opts {
 	const char *dst;
-	uint64_t port, ip_len, count, run_id, batch, tos;
+	uint64_t port, ip_len, count, run_id, batch, tos, sport;
 	double pps, bitrate, duration;
 	int max;
 	long cpu;
@@ -290,7 +256,7 @@ static int cmd_send(int argc, char **argv)
 				return usage_error("send: --ip-len %s is above the IPv4 maximum %d", v,
 						   MAX_IP_LEN);
 		} else if (!strcmp(a, "--pps")) {
-			if (parse_pos_double(v, 1e-3, 1e9, &o.pps))
+			if (parse_double_in(v, 1e-3, 1e9, &o.pps))
 				return usage_error("send: --pps '%s' is not a rate (0.001 .. 1e9 frames/s)", v);
 			rates++;
 		} else if (!strcmp(a, "--bitrate")) {
@@ -302,7 +268,7 @@ static int cmd_send(int argc, char **argv)
 				return usage_error("send: --count '%s' is out of range (1 .. 2^40)", v);
 			have_count = 1;
 		} else if (!strcmp(a, "--duration")) {
-			if (parse_pos_double(v, 1e-3, 86400, &o.duration))
+			if (parse_double_in(v, 1e-3, 86400, &o.duration))
 				return usage_error("send: --duration '%s' is out of range (0.001 .. 86400 s)", v);
 			have_duration = 1;
 		} else if (!strcmp(a, "--run-id")) {
@@ -319,6 +285,9 @@ static int cmd_send(int argc, char **argv)
 		} else if (!strcmp(a, "--tos")) {
 			if (parse_u64(v, 0, 255, &o.tos))
 				return usage_error("send: --tos '%s' is out of range (0 .. 255)", v);
+		} else if (!strcmp(a, "--sport")) {
+			if (parse_u64(v, 1, 65535, &o.sport))
+				return usage_error("send: --sport '%s' is not a port (1 .. 65535)", v);
 		} else if (!strcmp(a, "--cpu")) {
 			uint64_t c;
 			if (parse_u64(v, 0, CPU_SETSIZE - 1, &c))
@@ -368,6 +337,14 @@ static int cmd_send(int argc, char **argv)
 	int sndbuf = 4 << 20;
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)))
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (o.sport) { /* a fixed source port, e.g. for a class that matches sport */
+		struct sockaddr_in src = {.sin_family = AF_INET, .sin_port = htons((uint16_t)o.sport)};
+		if (bind(fd, (struct sockaddr *)&src, sizeof(src))) {
+			fprintf(stderr, PROG ": send: cannot bind source port %" PRIu64 ": %s\n", o.sport,
+				strerror(errno));
+			return 1;
+		}
+	}
 	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst))) {
 		fprintf(stderr, PROG ": send: cannot reach %s:%" PRIu64 ": %s\n", o.dst, o.port, strerror(errno));
 		return 1;
@@ -607,6 +584,29 @@ static double quantile_sorted(const int64_t *s, size_t n, double q)
 	return (double)s[lo] + ((double)s[hi] - (double)s[lo]) * (pos - (double)lo);
 }
 
+/* One record of the samples file (none when sf is NULL or max is reached). */
+static int write_sample(FILE *sf, int csv, uint64_t *written, uint64_t max, uint64_t seq,
+			int64_t sent, int64_t rx, uint8_t tos, int dup)
+{
+	if (!sf || *written >= max)
+		return 0;
+	if (csv)
+		fprintf(sf, "%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%u,%d\n", seq, sent, rx,
+			rx - sent, tos, dup);
+	else {
+		uint8_t rec[SAMPLES_RECORD] = {0};
+		put_le64(rec, seq);
+		put_le64(rec + 8, (uint64_t)sent);
+		put_le64(rec + 16, (uint64_t)rx);
+		rec[24] = tos;
+		rec[25] = (uint8_t)dup;
+		if (fwrite(rec, 1, sizeof(rec), sf) != sizeof(rec))
+			return -1;
+	}
+	(*written)++;
+	return 0;
+}
+
 struct recv_opts {
 	const char *bind, *samples, *samples_format;
 	uint64_t port, count, run_id, samples_max, rcvbuf;
@@ -642,10 +642,10 @@ static int cmd_recv(int argc, char **argv)
 				return usage_error("recv: --run-id '%s' is out of range (0 .. 65535)", v);
 			o.have_run_id = 1;
 		} else if (!strcmp(a, "--idle")) {
-			if (parse_pos_double(v, 0.01, 86400, &o.idle))
+			if (parse_double_in(v, 0.01, 86400, &o.idle))
 				return usage_error("recv: --idle '%s' is out of range (0.01 .. 86400 s)", v);
 		} else if (!strcmp(a, "--start-timeout")) {
-			if (parse_pos_double(v, 0.01, 86400, &o.start_timeout))
+			if (parse_double_in(v, 0.01, 86400, &o.start_timeout))
 				return usage_error("recv: --start-timeout '%s' is out of range (0.01 .. 86400 s)", v);
 		} else if (!strcmp(a, "--samples"))
 			o.samples = v;
@@ -694,6 +694,7 @@ static int cmd_recv(int argc, char **argv)
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof(rb)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
 	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 	int kernel_ts = 0;
 	if (!o.user_clock && !setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)))
 		kernel_ts = 1;
@@ -712,12 +713,12 @@ static int cmd_recv(int argc, char **argv)
 		}
 		setvbuf(sf, NULL, _IOFBF, 1 << 20);
 		if (csv)
-			fprintf(sf, "seq,send_ns,rx_ns,delay_ns\n");
+			fprintf(sf, "seq,send_ns,rx_ns,delay_ns,tos,dup\n");
 		else {
 			uint8_t hdr[32] = {0};
 			memcpy(hdr, SAMPLES_MAGIC, 8);
-			hdr[8] = 1;  /* version */
-			hdr[12] = 24; /* record size */
+			hdr[8] = SAMPLES_VERSION;
+			hdr[12] = SAMPLES_RECORD;
 			hdr[24] = (uint8_t)kernel_ts;
 			fwrite(hdr, 1, sizeof(hdr), sf);
 		}
@@ -787,8 +788,13 @@ static int cmd_recv(int argc, char **argv)
 		for (int k = 0; k < n; k++) {
 			const uint8_t *p = bufs[k];
 			int64_t rx = user_now, kts = 0;
+			uint8_t tos = 0;
 			for (struct cmsghdr *c = CMSG_FIRSTHDR(&msgs[k].msg_hdr); c;
 			     c = CMSG_NXTHDR(&msgs[k].msg_hdr, c)) {
+				if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+					memcpy(&tos, CMSG_DATA(c), 1);
+					continue;
+				}
 				if (c->cmsg_level != SOL_SOCKET)
 					continue;
 				if (c->cmsg_type == SCM_TIMESTAMPNS) {
@@ -838,6 +844,8 @@ static int cmd_recv(int argc, char **argv)
 			}
 			if (seen[seq >> 3] & (1u << (seq & 7))) {
 				duplicates++;
+				if (write_sample(sf, csv, &written, o.samples_max, seq, sent, rx, tos, 1))
+					err = EIO;
 				continue;
 			}
 			seen[seq >> 3] |= (uint8_t)(1u << (seq & 7));
@@ -859,18 +867,8 @@ static int cmd_recv(int argc, char **argv)
 				first_rx = rx;
 			got_any = 1;
 			last_rx = rx;
-			if (sf && written < o.samples_max) {
-				if (csv)
-					fprintf(sf, "%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n", seq, sent, rx, d);
-				else {
-					uint8_t rec[24];
-					put_le64(rec, seq);
-					put_le64(rec + 8, (uint64_t)sent);
-					put_le64(rec + 16, (uint64_t)rx);
-					fwrite(rec, 1, sizeof(rec), sf);
-				}
-				written++;
-			}
+			if (write_sample(sf, csv, &written, o.samples_max, seq, sent, rx, tos, 0))
+				err = EIO;
 		}
 		if (err)
 			break;

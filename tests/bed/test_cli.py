@@ -71,6 +71,20 @@ def test_grammar_error_exits_2_naming_the_word(bed_up, linkemud_bin):
     assert testbed.status(bed_up)["daemon"]["running"] is False
 
 
+def test_run_checks_both_links_before_building_the_bed(bed, linkemud_bin):
+    """First contact: a misspelt word is refused before anything is built,
+    naming the direction and the word probably meant."""
+    testbed.down(bed)
+    cp = linkemu("run", "--bed", BED, "--a2b", "delay 10ms", "--b2a", "lose 1%", "--detach")
+    assert cp.returncode == 2, (cp.stdout, cp.stderr)
+    assert "--b2a" in cp.stderr and "unknown word 'lose': did you mean 'loss'?" in cp.stderr
+    assert "bringing up" not in cp.stderr
+    assert not testbed.status(bed)["up"]
+    cp = linkemu("run", "--bed", BED, "--a2b", "delay 10ms lose 1%", "--detach")
+    assert cp.returncode == 2 and "did you mean the word 'loss'?" in cp.stderr, cp.stderr
+    assert not testbed.status(bed)["up"]
+
+
 def test_grammar_error_in_b2a(bed_up, linkemud_bin):
     cp = linkemu("run", "--bed", BED, "--b2a", "loss 200%", "--detach")
     assert cp.returncode == 2, (cp.stdout, cp.stderr)

@@ -19,7 +19,7 @@ def test_demo_runs_and_cleans_up(bed, linkemud_bin):
     cp = linkemu("demo", "--bed", BED, "--seconds", "1", timeout=180)
     assert cp.returncode == 0, (cp.stdout, cp.stderr)
     out = cp.stdout
-    for needle in ("[1/7] bringing up test bed", "[7/7] tearing down",
+    for needle in ("[1/7] bringing up test bed", "[7/7] tearing down", "(owdprobe)",
                    "iperf3 TCP:", "iperf3 UDP:", "a2b  [delay 10ms loss 0.1%]",
                    "conservation (rx + dup = tx + dropped + in flight): yes"):
         assert needle in out, (needle, out)

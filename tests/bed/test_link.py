@@ -15,7 +15,8 @@ import time
 
 from kit import CpuWatch, cli_env, linkemu, require_quiet, suite_bed
 from linkemu.bed import netns
-from linkemu.instruments import ping, pyprobe
+from linkemu.instruments import owd, ping
+from linkemu.instruments.tools import require_tool
 from linkemu.instruments.stats import binomial_bound, percentile
 
 BED = suite_bed(__file__)
@@ -70,16 +71,16 @@ def test_delay_5ms_each_way(bed_up, run_link):
 def test_loss_20_percent_a2b(bed_up, run_link):
     p = 0.20
     link = run_link("loss 20%", "", "--seed", "12345")
-    res = pyprobe.probe(bed_up, count=PROBE_COUNT, rate=PROBE_RATE, size=64, port=9200)
+    res = owd.probe(bed_up, owd.ProbeSpec(ip_len=64 + owd.IP_UDP_HEADERS, pps=PROBE_RATE,
+                                          count=PROBE_COUNT, port=9200, spin_us=50))["receiver"]
     final = link.stop()
-    n = res["sent_expected"]
+    n = res["expected"]
     measured = res["lost"] / n
     # Each datagram is lost independently with probability p, so the number
-    # lost is Binomial(n, p). With n = 5000 the normal approximation is
-    # excellent (n*p*(1-p) = 800 >> 10), and a correct emulator lands outside
-    # p +- 3.2905 sigma (two-sided 99.9 %) in only 1 run out of 1000: tight
-    # enough to catch a wrong probability (e.g. 0.2 % or 2 %, or loss applied
-    # twice), loose enough not to flake.
+    # lost is Binomial(n, p), and a correct emulator lands outside its
+    # central 99.9 % (exact quantiles, about p +- 3.29 sigma here) in only 1
+    # run out of 1000: tight enough to catch a wrong probability (e.g. 0.2 %
+    # or 2 %, or loss applied twice), loose enough not to flake.
     lo, hi = binomial_bound(p, n)
     assert lo <= measured <= hi, f"loss {measured:.4f} outside [{lo:.4f}, {hi:.4f}]"
     assert res["duplicates"] == 0 and res["reordered"] == 0, res
@@ -111,15 +112,16 @@ def test_stop_json_is_the_daemons_object(bed_up, run_link):
 def test_frames_in_flight_at_shutdown_are_counted(bed_up, run_link):
     """Stop while a long delay holds frames: they must show up as
     dropped.shutdown, never vanish (Link.stop checks conservation)."""
-    link = run_link("delay 5s", "")
+    # 60 s: far longer than starting `linkemu stop` can take on a loaded
+    # machine (seconds), so the frames are surely still held when it stops.
+    link = run_link("delay 60s", "")
     # Five one-way datagrams (no replies to wait for), then stop at once.
-    cp = netns.ns_run(bed_up.ns_src, [sys.executable, "-m", "linkemu.instruments.pyprobe", "send", "--dst",
-                                      bed_up.addr_dst, "--count", "5", "--rate", "100"],
-                      env=cli_env())
+    cp = netns.ns_run(bed_up.ns_src, [str(require_tool("owdprobe")), "send", "--dst",
+                                      bed_up.addr_dst, "--count", "5", "--pps", "100"])
     assert json.loads(cp.stdout)["sent"] == 5
     final = link.stop()
     a2b = final["directions"]["a2b"]
-    assert a2b["rx"] == 5 and a2b["dropped"]["shutdown"] == 5, a2b
+    assert a2b["rx"] == 5 and a2b["dropped"]["shutdown"] == 5, json.dumps(a2b)
 
 
 def test_foreground_run_stops_on_sigint(bed_up, linkemud_bin):

@@ -1,5 +1,5 @@
 """Helpers of the control tests: a paced UDP stream with every datagram's
-times (owdprobe.py), and the classifier that says which delay each frame
+times (owdprobe), and the classifier that says which delay each frame
 got across live changes. The bed, the CLI and the timing decision are the
 kit's (tests/kit)."""
 
@@ -7,82 +7,62 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import json
 import math
 import os
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import owdprobe
-from kit import cli_env
-from linkemu.bed import netns
 from linkemu.bed.cpus import tool_cpus
+from linkemu.instruments.owd import IP_UDP_HEADERS, OwdRun, ProbeSpec, read_samples
 from linkemu.instruments.stats import percentile
 
 HERE = Path(__file__).resolve().parent
 
 
 class Stream:
-    """A paced UDP stream src -> dst (or dst -> src) whose every datagram's
-    send and receive times are kept: start(), then finish() -> frames."""
+    """A paced UDP stream src -> dst (or dst -> src) through owdprobe whose
+    every datagram's send and receive times are kept: start(), then
+    finish() -> frames [(seq, send_ns, recv_ns)] in arrival order, times in
+    CLOCK_MONOTONIC (the clock the tests time their `set`s with)."""
 
     def __init__(self, bed, count: int, rate: float, port: int = 9300, reverse: bool = False,
-                 out: str | None = None, idle_s: float = 3.0):
+                 out: str | None = None, idle_s: float = 3.0, size: int = 64):
         self.bed, self.count, self.rate, self.port = bed, count, rate, port
-        self.tx_ns, self.rx_ns = (bed.ns_dst, bed.ns_src) if reverse else (bed.ns_src, bed.ns_dst)
-        self.rx_addr = bed.addr_src if reverse else bed.addr_dst
-        self.out = out or f"/tmp/lc-owd-{os.getpid()}-{port}.bin"
+        self.out = Path(out or f"/tmp/lc-owd-{os.getpid()}-{port}.bin")
         self.idle_s = idle_s
-        self.recv: subprocess.Popen | None = None
-        self.send: subprocess.Popen | None = None
+        spec = ProbeSpec(ip_len=size + IP_UDP_HEADERS, pps=rate, count=count,
+                         run_id=(os.getpid() + port) % 65536, port=port, spin_us=50,
+                         samples=self.out, idle_s=idle_s, reverse=reverse)
+        self.run = OwdRun(bed, spec)
         self.sender_report: dict | None = None
         self.receiver_report: dict | None = None
 
-    def _argv(self, ns: str, args: list[str]) -> list[str]:
-        return netns.ns_exec_argv(ns, [sys.executable, str(HERE / "owdprobe.py"), *args],
-                                  cpus=tool_cpus())
-
     def start(self) -> "Stream":
-        self.recv = subprocess.Popen(
-            self._argv(self.rx_ns, ["recv", "--bind", self.rx_addr, "--port", str(self.port),
-                                    "--count", str(self.count), "--out", self.out,
-                                    "--idle", str(self.idle_s)]),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
-        line = self.recv.stdout.readline()
-        if not line.startswith("ready"):
-            self.recv.wait(5)
-            raise RuntimeError(f"receiver did not start: {self.recv.stderr.read()}")
-        self.send = subprocess.Popen(
-            self._argv(self.tx_ns, ["send", "--dst", self.rx_addr, "--port", str(self.port),
-                                    "--count", str(self.count), "--rate", str(self.rate)]),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
+        self.run.start()
         return self
 
-    def finish(self, timeout: float | None = None) -> list[tuple[int, int, int]]:
+    def finish(self) -> list[tuple[int, int, int]]:
         """Wait for both ends; [(seq, send_ns, recv_ns)] in arrival order."""
-        timeout = timeout or self.count / self.rate + 60
-        out, err = self.send.communicate(timeout=timeout)
-        if self.send.returncode != 0:
-            raise RuntimeError(f"sender failed: {err}")
-        self.sender_report = json.loads(out.strip().splitlines()[-1])
-        out, err = self.recv.communicate(timeout=self.idle_s + 60)
-        if self.recv.returncode != 0:
-            raise RuntimeError(f"receiver failed: {err}")
-        self.receiver_report = json.loads(out.strip().splitlines()[-1])
-        frames = owdprobe.load(self.out)
-        os.unlink(self.out)
-        return frames
+        try:
+            out = self.run.finish()
+            self.sender_report, self.receiver_report = out["sender"], out["receiver"]
+            a = read_samples(self.out, duplicates=True)
+        finally:
+            self.out.unlink(missing_ok=True)
+        # owdprobe compares REALTIME - MONOTONIC at its start and end: a
+        # step is milliseconds or more; tens of ns are the two reads' skew.
+        assert abs(self.receiver_report["clock_step_ns"]) < TOL_NS, \
+            f"CLOCK_REALTIME was stepped during the stream: {self.receiver_report}"
+        # owdprobe stamps CLOCK_REALTIME (the kernel's receive stamps are);
+        # the tests' clock is CLOCK_MONOTONIC: shift by their difference.
+        shift = time.clock_gettime_ns(time.CLOCK_REALTIME) - time.monotonic_ns()
+        return [(int(q), int(s) - shift, int(r) - shift)
+                for q, s, r in zip(a["seq"], a["send_ns"], a["rx_ns"])]
 
     def kill(self) -> None:
-        for p in (self.send, self.recv):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-        if os.path.exists(self.out):
-            os.unlink(self.out)
+        self.run.kill()
+        self.out.unlink(missing_ok=True)
 
 
 def owd_stats(frames) -> dict:

@@ -323,3 +323,31 @@ def test_timed_set_lands_at_its_model_time(run_link):
                          ("set a2b at", "set a2b at: missing time")):
             reply = c.request(bad)
             assert reply["ok"] is False and reply["error"].startswith(why), reply
+
+
+def test_reset_stats_restarts_every_class(run_link, bed_up):
+    """`reset stats` restarts the per-class counts too (docs/control.md:
+    everything restarts from zero), matching classes by name across a live
+    change; the books of each class and of the direction still balance."""
+    classes = "delay 1ms ; class icmp match proto icmp : delay 2ms"
+    run_link(classes, "")
+    ping.ping(bed_up, count=20, interval=0.01)
+    c = control.connect_bed(bed_up, 5.0)
+    try:
+        before = c.stats()["directions"]["a2b"]
+        icmp = {k["name"]: k for k in before["classes"]}["icmp"]
+        assert icmp["rx"] >= 20, before
+        c.reset_stats()
+        # A live change that reorders the rules: counts follow the name.
+        c.set("a2b", "delay 1ms ; class other match proto udp : delay 3ms ; "
+                     "class icmp match proto icmp : delay 2ms")
+        ping.ping(bed_up, count=5, interval=0.01)
+        time.sleep(0.1)
+        after = c.stats()["directions"]["a2b"]
+    finally:
+        c.close()
+    by_name = {k["name"]: k for k in after["classes"]}
+    assert by_name["icmp"]["rx"] == 5 and by_name["icmp"]["tx"] == 5, after
+    assert by_name["other"]["rx"] == 0, after
+    assert after["rx"] == sum(k["rx"] for k in after["classes"]), after
+    assert after["tx"] == sum(k["tx"] for k in after["classes"]), after

@@ -38,10 +38,13 @@ def cli_env(extra: dict | None = None) -> dict:
     return env
 
 
-def linkemu(*args: str, timeout: float = 120,
+def linkemu(*args: str, timeout: float = 600,
             env: dict | None = None) -> subprocess.CompletedProcess[str]:
     """Run `linkemu ARGS` in a child process; never raises on the exit code
-    (the test asserts it). env: extra environment variables."""
+    (the test asserts it). env: extra environment variables. timeout only
+    guards against a hang (a report renders in seconds on a quiet machine,
+    minutes on a loaded one), it is no bound on anything. With
+    LINKEMU_TEST_IO=kernel, run and demo get --io kernel (with_test_io)."""
     return subprocess.run([sys.executable, "-m", "linkemu", *with_test_io(args)], capture_output=True,
                           text=True, timeout=timeout, env=cli_env(env))
 

@@ -91,6 +91,37 @@ def test_wilson_known_values():
     assert a.z_for(0.95) == pytest.approx(1.959964, abs=1e-6)
 
 
+def test_wilson_equals_scipys_for_whole_counts():
+    """The closed form is scipy's Wilson interval wherever scipy accepts the
+    counts (whole numbers); ours also takes effective counts (loss_check)."""
+    from scipy.stats import binomtest
+    for k, n, conf in ((10, 100, 0.95), (0, 10**6, 0.99), (1, 10**5, 0.99), (993, 100_000, 0.99),
+                       (50, 50, 0.95), (7, 13, 0.9)):
+        ci = binomtest(k, n).proportion_ci(confidence_level=conf, method="wilson")
+        lo, hi = a.wilson_interval(k, n, conf)
+        assert lo == pytest.approx(ci.low, abs=1e-12) and hi == pytest.approx(ci.high, abs=1e-12)
+
+
+def test_percentiles_known_values():
+    from linkemu.instruments.stats import percentile
+    assert a.percentile_sorted([1, 2, 3, 4], 50) == 2.5
+    assert a.percentile_sorted([1, 2, 3, 4], 25) == 1.75
+    assert percentile([4, 1, 3, 2], 50) == 2.5       # unsorted is fine
+    assert percentile([7], 99) == 7.0
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_binomial_bound_known_values():
+    from linkemu.instruments.stats import binomial_bound
+    # Binomial(10, 1/2): P(X <= 1) = 11/1024 < 5 % <= P(X <= 2) = 56/1024,
+    # so the central 90 % is [2, 8], i.e. rates [0.2, 0.8].
+    assert binomial_bound(0.5, 10, 0.9) == (0.2, 0.8)
+    lo, hi = binomial_bound(0.2, 5000)                 # 99.9 %: about p +- 3.29 sigma
+    sigma = math.sqrt(0.2 * 0.8 / 5000)
+    assert 0.2 - 3.4 * sigma <= lo <= 0.2 - 3.2 * sigma and 0.2 + 3.2 * sigma <= hi <= 0.2 + 3.4 * sigma
+
+
 def test_wilson_bad_input():
     with pytest.raises(ValueError):
         a.wilson_interval(1, 0)

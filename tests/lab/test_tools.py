@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from kit import bed_usable, need
+from kit import bed_usable, need, require_quiet
 from linkemu.bed import netns
 
 NS = "lb-lo"
@@ -42,6 +42,8 @@ def run(tool, *args, timeout=30):
      ["--spin-us 'x'"]),
     (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "1", "--port"],
      ["--port needs a value"]),
+    (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "1", "--sport", "0"],
+     ["--sport '0'", "1 .. 65535"]),
     (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "1", "--frobnicate", "1"],
      ["unknown option '--frobnicate'"]),
     (["recv", "--bind", "198.18.0.2", "--samples-format", "xml"], ["'xml'", "bin or csv"]),
@@ -138,8 +140,6 @@ def test_owdprobe_loopback_46_and_samples(tools, loopback_ns, tmp_path):
     assert snd.returncode == 0, snd.stderr
     s = json.loads(snd.stdout)
     assert s["sent"] == 4000 and s["udp_payload"] == 18
-    assert s["achieved_pps"] == pytest.approx(20000, rel=0.02)
-    assert 0.19 < s["send_span_s"] < 0.25
     assert rcv["received"] == 4000 and rcv["lost"] == 0 and rcv["duplicates"] == 0
     assert rcv["rx_timestamp"].startswith("kernel")
     assert rcv["clock"] == "CLOCK_REALTIME" and s["clock"] == "CLOCK_REALTIME"
@@ -150,6 +150,11 @@ def test_owdprobe_loopback_46_and_samples(tools, loopback_ns, tmp_path):
     assert a.size == 4000 and sorted(a["seq"].tolist()) == list(range(4000))
     delays = a["rx_ns"] - a["send_ns"]
     assert int(delays.min()) == d["min"] and int(delays.max()) == d["max"]
+    # Pacing last: it is a timing check, a verdict only on a quiet machine.
+    if not (s["achieved_pps"] == pytest.approx(20000, rel=0.02) and 0.19 < s["send_span_s"] < 0.25):
+        require_quiet(None, 0, "owdprobe pacing")
+    assert s["achieved_pps"] == pytest.approx(20000, rel=0.02)
+    assert 0.19 < s["send_span_s"] < 0.25
 
 
 @pytest.mark.needs_root
@@ -166,9 +171,26 @@ def test_owdprobe_loss_reorder_dup_accounting(tools, loopback_ns, tmp_path):
     assert rcv["received"] == 2000 and rcv["lost"] == 1000 and rcv["loss_rate"] == pytest.approx(1 / 3)
     assert rcv["loss_runs"] == [] and rcv["good_runs"] == []
     lines = samples.read_text().splitlines()
-    assert lines[0] == "seq,send_ns,rx_ns,delay_ns" and len(lines) == 2001
-    seq, sent, rx, delay = map(int, lines[1].split(","))
-    assert rx - sent == delay
+    assert lines[0] == "seq,send_ns,rx_ns,delay_ns,tos,dup" and len(lines) == 2001
+    seq, sent, rx, delay, tos, dup = map(int, lines[1].split(","))
+    assert rx - sent == delay and tos == 0 and dup == 0
+
+
+@pytest.mark.needs_root
+def test_owdprobe_tos_source_port_and_samples_v2(tools, loopback_ns, tmp_path):
+    """--tos marks every frame, the receiver records the TOS byte it got;
+    --sport is accepted and the frames arrive."""
+    from linkemu.instruments.owd import read_samples
+    samples = tmp_path / "t.owd"
+    snd, rcv, err = _pair(tools["owdprobe"], loopback_ns, ["--count", "300", "--samples", str(samples)],
+                          ["--ip-len", "64", "--pps", "10000", "--count", "300", "--tos", "184",
+                           "--sport", "40123"])
+    assert snd.returncode == 0, snd.stderr
+    assert rcv["received"] == 300 and rcv["duplicates"] == 0
+    a = read_samples(samples, duplicates=True)
+    assert a.size == 300 and set(a["tos"].tolist()) == {184} and not a["flags"].any()
+    head = samples.read_bytes()[:16]
+    assert head[:8] == b"LEOWD001" and head[8] == 2 and head[12] == 32   # version 2, 32 B records
 
 
 @pytest.mark.needs_root

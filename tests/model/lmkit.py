@@ -1,4 +1,4 @@
-"""Helpers of the link-model tests: the per-datagram probe (lmprobe.py),
+"""Helpers of the link-model tests: the per-datagram probe (owdprobe),
 traffic of other kinds, and the statistics the bounds use (the bed, the
 CLI, runs of linkemud and their books are the kit's: tests/kit)."""
 
@@ -7,18 +7,21 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from kit import REPO, linkemu
 from linkemu.bed import netns
 from linkemu.bed.cpus import tool_cpus
 from linkemu.bed.testbed import Bed
-from linkemu.errors import LinkemuError
 from linkemu.instruments.iperf3 import iperf3_run
+from linkemu.instruments.owd import IP_UDP_HEADERS, ProbeSpec, read_samples
+from linkemu.instruments.owd import probe as owd_probe
 
 HERE = Path(__file__).resolve().parent
 PROFILE_DIR = REPO / "profiles"
@@ -26,12 +29,9 @@ DIST_DIR = PROFILE_DIR / "dist"
 NETEM_DIST_SCALE = 8192
 
 
-def traces_dir() -> Path | None:
-    """The real traces: /work/shared/traces here, <repo>/../shared/traces in CI."""
-    for d in (REPO.parent / "shared" / "traces", Path("/work/shared/traces")):
-        if d.is_dir():
-            return d
-    return None
+def traces_dir() -> Path:
+    """The real traces, shipped in the repository (traces/README.md)."""
+    return REPO / "traces"
 
 
 def cls(direction: dict, name: str) -> dict:
@@ -75,7 +75,7 @@ class ProbeRun:
 
     @property
     def reordered(self) -> int:
-        """As linkemu.instruments.pyprobe counts it: datagrams that arrived after one sent
+        """As owdprobe counts it: datagrams that arrived after one sent
         later than them (first copies only)."""
         top, n = -1, 0
         seen = set()
@@ -97,6 +97,11 @@ class ProbeRun:
         """Kernel receive times of all datagrams, sorted."""
         return sorted(r[2] for r in self.records)
 
+    @property
+    def first_send_ns(self) -> int:
+        """When the first datagram that arrived was sent (CLOCK_REALTIME)."""
+        return min(r[1] for r in self.records)
+
     def tos_counts(self) -> Counter:
         return Counter(r[3] for r in self.records)
 
@@ -104,44 +109,28 @@ class ProbeRun:
 def probe(bed: Bed, count: int, rate: float, size: int = 64, port: int = 9000, tos: int = 0,
           sport: int = 0, reverse: bool = False, idle_s: float = 0.5,
           start_timeout_s: float = 10.0, send_errors_ok: bool = False) -> ProbeRun:
-    """lmprobe from src to dst (dst to src with reverse), tools on the CPUs
-    linkemud does not poll. A datagram the sender's own stack refuses never
-    reaches the link and would look like link loss: that fails the run
-    unless send_errors_ok (then they are in .sender["errors"])."""
-    tx_ns, rx_ns = (bed.ns_dst, bed.ns_src) if reverse else (bed.ns_src, bed.ns_dst)
-    rx_addr = bed.addr_src if reverse else bed.addr_dst
-    run_id = int.from_bytes(os.urandom(8), "big") >> 1
-    py = [sys.executable, str(HERE / "lmprobe.py")]
-    recv = subprocess.Popen(
-        netns.ns_exec_argv(rx_ns, cpus=tool_cpus(), cmd=py + [
-            "recv", "--bind", rx_addr, "--port", str(port), "--count", str(count),
-            "--idle", str(idle_s), "--start-timeout", str(start_timeout_s),
-            "--run-id", str(run_id)]),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """owdprobe from src to dst (dst to src with reverse), `count` datagrams
+    of `size` bytes of UDP payload at `rate` per second (0: back to back),
+    every arrival kept (seq, send and kernel receive time, TOS byte). A
+    datagram the sender could not send never reaches the link and would
+    look like link loss: that fails the run unless send_errors_ok (then
+    their number is .sender["errors"])."""
+    samples = Path(tempfile.mkstemp(prefix="lm-owd-", suffix=".bin")[1])
+    spec = ProbeSpec(ip_len=size + IP_UDP_HEADERS, pps=rate or None, count=count,
+                     run_id=int.from_bytes(os.urandom(2), "big"), port=port, spin_us=50,
+                     samples=samples, idle_s=idle_s, start_timeout_s=start_timeout_s,
+                     reverse=reverse, tos=tos, sport=sport)
     try:
-        line = recv.stdout.readline()
-        if not line.startswith("ready"):
-            recv.wait(5)
-            raise LinkemuError(f"lmprobe receiver did not start: {recv.stderr.read().strip()}")
-        expected_s = count / rate if rate > 0 else 1
-        cp = netns.ns_run(tx_ns, cpus=tool_cpus(), cmd=py + [
-            "send", "--dst", rx_addr, "--port", str(port), "--count", str(count),
-            "--rate", str(rate), "--size", str(size), "--run-id", str(run_id),
-            "--tos", str(tos), "--sport", str(sport)], check=False, timeout=expected_s + 60)
-        if cp.returncode != 0:
-            raise LinkemuError(f"lmprobe sender failed: {cp.stderr.strip()}")
-        out, err = recv.communicate(timeout=start_timeout_s + expected_s + 120)
-        if recv.returncode != 0:
-            raise LinkemuError(f"lmprobe receiver failed: {err.strip()}")
-        res = json.loads(out.strip().splitlines()[-1])
-        sender = json.loads(cp.stdout)
-        assert send_errors_ok or sender["errors"] == 0, (
-            f"the sender's own stack refused datagrams (they never reached the link): {sender}")
-        return ProbeRun(count, res["records"], sender, res["foreign"])
+        out = owd_probe(bed, spec)
+        a = read_samples(samples, duplicates=True)
     finally:
-        if recv.poll() is None:
-            recv.kill()
-            recv.wait()
+        samples.unlink(missing_ok=True)
+    sender = dict(out["sender"], errors=count - out["sender"]["sent"])
+    assert send_errors_ok or sender["errors"] == 0, (
+        f"the sender could not send every datagram (they never reached the link): {sender}")
+    records = [[int(q), int(s), int(r), int(t)]
+               for q, s, r, t in zip(a["seq"], a["send_ns"], a["rx_ns"], a["tos"])]
+    return ProbeRun(count, records, sender, out["receiver"]["foreign"])
 
 
 def frame_len(udp_payload: int) -> int:
@@ -153,28 +142,22 @@ def frame_len(udp_payload: int) -> int:
 # --- statistics ---------------------------------------------------------------------------
 
 def mean(xs) -> float:
-    return sum(xs) / len(xs)
+    return float(np.mean(xs))
 
 
 def sd(xs) -> float:
-    m = mean(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    """Sample standard deviation (n - 1)."""
+    return float(np.std(xs, ddof=1))
 
 
 def pearson(xs, ys) -> float:
-    mx, my = mean(xs), mean(ys)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    return sxy / math.sqrt(sxx * syy)
+    return float(np.corrcoef(xs, ys)[0, 1])
 
 
 def lag1(xs) -> float:
-    """Lag-1 autocorrelation."""
-    m = mean(xs)
-    num = sum((xs[i] - m) * (xs[i + 1] - m) for i in range(len(xs) - 1))
-    den = sum((x - m) ** 2 for x in xs)
-    return num / den
+    """Lag-1 autocorrelation (deviations from the whole sample's mean)."""
+    x = np.asarray(xs, dtype=np.float64) - np.mean(xs)
+    return float((x[:-1] @ x[1:]) / (x @ x))
 
 
 def dist_table(path: Path) -> list[int]:
@@ -271,11 +254,11 @@ def iperf3(bed: Bed, seconds: int, port: int, *client_args: str) -> dict:
 
 def raw_frames(bed: Bed, count: int, port: int, tags: list[tuple[int, int]]) -> None:
     """count VLAN-tagged IPv4/UDP frames src -> dst, written to the src
-    namespace's veth with AF_PACKET (lmprobe.py raw)."""
+    namespace's veth with AF_PACKET (rawframes.py)."""
     dst_mac = netns.link_mac(bed.ns_dev, bed.ns_dst)
     spec = ",".join(f"{tpid:#x}:{vid}" for tpid, vid in tags)
     netns.ns_run(bed.ns_src, cpus=tool_cpus(), cmd=[
-        sys.executable, str(HERE / "lmprobe.py"), "raw", "--dev", bed.ns_dev, "--dst-mac", dst_mac,
+        sys.executable, str(HERE / "rawframes.py"), "--dev", bed.ns_dev, "--dst-mac", dst_mac,
         "--src", bed.addr_src, "--dst", bed.addr_dst, "--port", str(port), "--count", str(count),
         "--tags", spec])
 

@@ -17,8 +17,8 @@ from linkemu.instruments import ping
 
 BED = suite_bed(__file__)
 
-SHIPPED = ["dc-10g", "geo-satellite", "lfp-tokyo-kyoto-ds3", "lte-uplink", "nr5g-uplink",
-           "transpacific"]
+SHIPPED = ["cell-4g-dec2", "cell-4g-dec4", "cell-5g-dec2", "cell-5g-dec4", "dc-10g",
+           "geo-satellite", "lfp-tokyo-kyoto-ds3", "lte-uplink", "nr5g-uplink", "transpacific"]
 
 
 def test_profile_list_and_check(linkemud_bin):
@@ -30,7 +30,7 @@ def test_profile_list_and_check(linkemud_bin):
         assert len(line.split(None, 1)) == 2, f"no description: {line!r}"
     cp = linkemu("profile", "check")
     assert cp.returncode == 0, cp.stdout + cp.stderr
-    assert "6 profile(s): every link parses" in cp.stdout
+    assert f"{len(SHIPPED)} profile(s): every link parses" in cp.stdout
 
 
 GOOD = ('name = "{name}"\nversion = 1\ndescription = "a test profile"\n'

@@ -7,9 +7,10 @@ from collections import Counter
 
 import pytest
 
-from .lmkit import frame_len, pearson, probe, traces_dir
-
+from kit import CpuWatch, require_quiet
 from linkemu.instruments import iperf3
+
+from .lmkit import frame_len, pearson, probe, traces_dir
 
 
 def test_tcp_through_rate_45mbit(bed, run_link):
@@ -21,11 +22,16 @@ def test_tcp_through_rate_45mbit(bed, run_link):
     # above 45 the rate is not enforced; below 40 the serializer wastes
     # capacity (or the queue makes TCP collapse).
     link = run_link("rate 45mbit", "")
+    cpu = CpuWatch(bed).start()
     out = iperf3.iperf3(bed, seconds=5, port=5301)
+    cpu.stop()
     final = link.stop()
     got = iperf3.iperf3_tcp_summary(out)["mbit_s"]
     print(f"iperf3 TCP through rate 45mbit: {got:.2f} Mbit/s (receiver)")
-    assert 40.0 <= got <= 45.0, f"TCP goodput {got:.2f} Mbit/s not in [40, 45]"
+    assert got <= 45.0, f"TCP goodput {got:.2f} Mbit/s above the 45 Mbit/s rate"
+    # Reaching 40 needs the CPUs: a verdict only on a quiet machine.
+    require_quiet(None, 0, "TCP goodput through rate 45mbit", cpu)
+    assert 40.0 <= got, f"TCP goodput {got:.2f} Mbit/s below 40"
     a2b = final["directions"]["a2b"]
     # The serializer, not the data plane, bounds the link: nothing may be
     # dropped by the data plane or refused by the output port, and the
@@ -50,9 +56,7 @@ def _trace_capacity(path, seconds: int) -> list[int]:
 @pytest.mark.parametrize("name", ["mahimahi_TMobile-LTE-short.up"])
 def test_trace_throughput_follows_the_trace(bed, run_link, name):
     d = traces_dir()
-    if d is None or not (d / name).is_file():
-        pytest.skip(f"trace {name} not found (looked in <repo>/../shared/traces and "
-                    f"/work/shared/traces)")
+    assert (d / name).is_file(), f"trace {name} is missing from {d} (it ships with linkemu)"
     trace = d / name
     cap = _trace_capacity(trace, TRACE_WINDOW_S)
     # Saturate: 1000 frames/s (12 Mbit/s of 1500-byte frames) is above the
@@ -74,7 +78,8 @@ def test_trace_throughput_follows_the_trace(bed, run_link, name):
     # The trace's clock starts at the link's first frame, which is the
     # probe's datagram 0 (static ARP, no IPv6: nothing else crosses a2b):
     # bins are aligned on its send time (a few us before its arrival).
-    t0 = r.sender["first_ns"]
+    assert 0 in r.first, "datagram 0 did not arrive"
+    t0 = r.first_send_ns
     got = [0] * TRACE_WINDOW_S
     for rec in r.records:
         k = (rec[2] - t0) // 1_000_000_000
@@ -84,8 +89,8 @@ def test_trace_throughput_follows_the_trace(bed, run_link, name):
     ratio = sum(got) / sum(cap)
     print(f"trace {name}: Pearson rho {rho:.4f} over {TRACE_WINDOW_S} 1-s bins; delivered "
           f"{sum(got)} frames of {sum(cap)} opportunities ({ratio:.4f}); "
-          f"per bin (delivered/capacity): {list(zip(got, cap))}; sender errors "
-          f"{r.sender['errnos']}")
+          f"per bin (delivered/capacity): {list(zip(got, cap))}; sender retries "
+          f"{r.sender['retries']}")
     assert rho >= 0.9, f"rho {rho:.3f} < 0.9: delivered {got} vs capacity {cap}"
     # Saturated, the link uses every opportunity (one 1500-byte frame each)
     # and no more: never above the trace, and the few opportunities lost at

@@ -63,6 +63,18 @@ static inline int mt_check_fmt(int ok, const char *file, int line, const char *e
 			     mt_n_);                                                                 \
 	} while (0)
 
+/* Writes a small test file (a trace, a table); a failure is a CHECK. */
+static inline int mt_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!mt_check_fmt(f != NULL, __FILE__, __LINE__, "fopen", "cannot write %s", path))
+		return -1;
+	fputs(text, f);
+	fclose(f);
+	return 0;
+}
+
 static inline int mt_summary(void)
 {
 	printf("%u passed, %u failed\n", mt_passed, mt_failed);

@@ -11,17 +11,6 @@
 static char tmpdir[] = "/tmp/le_config_XXXXXX";
 static char dist_path[300], trace_path[300], bad_trace[300], bad_dist[300];
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	if (f == NULL) {
-		CHECK(0, "cannot write %s", path);
-		return;
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
 static void setup_files(void)
 {
 	if (mkdtemp(tmpdir) == NULL) {
@@ -32,10 +21,10 @@ static void setup_files(void)
 	snprintf(trace_path, sizeof(trace_path), "%s/link.trace", tmpdir);
 	snprintf(bad_trace, sizeof(bad_trace), "%s/bad.trace", tmpdir);
 	snprintf(bad_dist, sizeof(bad_dist), "%s/bad.dist", tmpdir);
-	write_file(dist_path, "# a tiny table\n-8192 0 8192\n");
-	write_file(trace_path, "0\n1\n1\n3\n");
-	write_file(bad_trace, "1\n2\nx3\n");
-	write_file(bad_dist, "1 2\n3 40000\n");
+	mt_write_file(dist_path, "# a tiny table\n-8192 0 8192\n");
+	mt_write_file(trace_path, "0\n1\n1\n3\n");
+	mt_write_file(bad_trace, "1\n2\nx3\n");
+	mt_write_file(bad_dist, "1 2\n3 40000\n");
 }
 
 static void defaults(void)

@@ -18,15 +18,10 @@ static char dir[] = "/tmp/le_filecache_XXXXXX";
 
 static void put_file(const char *path, const char *text, long mtime)
 {
-	FILE *f = fopen(path, "w");
 	struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
 
-	if (f == NULL) {
-		CHECK(0, "cannot write %s", path);
+	if (mt_write_file(path, text) < 0)
 		return;
-	}
-	fputs(text, f);
-	fclose(f);
 	utimensat(AT_FDCWD, path, ts, 0); /* a distinct modification time */
 }
 

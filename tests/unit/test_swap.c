@@ -292,6 +292,19 @@ static void release(struct le_swap *sw)
 	}
 }
 
+/* Frames, and a swap whose active path is built from ca, with the path
+ * of cb in *b for the test to stage. */
+static int start(struct fakes *fk, struct le_swap *sw, const char *ca, const char *cb, struct le_path **b)
+{
+	struct le_path *a;
+
+	fk_init(fk, 1);
+	if ((a = build(ca, fk, 1)) == NULL || (*b = build(cb, fk, 1)) == NULL)
+		return -1;
+	le_swap_init(sw, a);
+	return 0;
+}
+
 /* Departure deadlines by frame index. */
 static void collect(struct le_swap *sw, le_ns_t now, le_ns_t *dl, uint32_t max)
 {
@@ -312,13 +325,11 @@ static void timed_delay(int polls)
 	const le_ns_t at[6] = { 0, 4 * LE_NS_PER_MS, T - 1, T, T + 1, 9 * LE_NS_PER_MS };
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[6] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("delay 10ms", &fk, 1)) == NULL || (b = build("delay 20ms", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "delay 10ms", "delay 20ms", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	CHECK(le_swap_stage(&sw, b, T) == 0);
 	CHECK(le_swap_stage(&sw, b, T) == -1); /* one staged at a time */
 	CHECK(le_swap_next_deadline(&sw) == T);
@@ -344,13 +355,11 @@ static void timed_rate(int polls)
 	const le_ns_t T = 3500 * LE_NS_PER_US;
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[12] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("rate 10mbit", &fk, 1)) == NULL || (b = build("rate 1mbit", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "rate 10mbit", "rate 1mbit", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 10; i++)
 		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0); /* 1 ms each at 10 Mbit/s */
 	CHECK(le_swap_stage(&sw, b, T) == 0);
@@ -375,10 +384,9 @@ static void timed_by_dequeue(void)
 	struct le_path *a, *b;
 	struct le_frame out[4];
 
-	fk_init(&fk, 1);
-	if ((a = build("delay 1ms", &fk, 1)) == NULL || (b = build("delay 2ms", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "delay 1ms", "delay 2ms", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
+	a = sw.active;
 	CHECK(le_swap_stage(&sw, b, 7 * LE_NS_PER_MS) == 0);
 	le_swap_dequeue(&sw, 6 * LE_NS_PER_MS, out, 4);
 	CHECK_EQ_U64(sw.swaps, 0);
@@ -492,19 +500,27 @@ static void loss_model_change(void)
 	CHECK(lost > 20 && lost < 80, "%d lost", lost); /* a real loss 50% */
 	release(&sw);
 	release(&ref);
-	fk_fini(&fk);
-}
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f == NULL) {
-		CHECK(0, "cannot write %s", path);
+	/* gemodel -> 4-state: Gilbert-Elliott's Bad (2) means nothing to the
+	 * 4-state chain, which starts in 1, where it never loses here (p13 =
+	 * p14 = 0); from 2 it would lose at once (p23 = 100%). */
+	a = build("loss gemodel 100% 0%", &fk, 1);
+	b = build("loss state 0% 100% 0% 100% 0%", &fk, 1);
+	if (a == NULL || b == NULL)
 		return;
+	le_swap_init(&sw, a);
+	for (int i = 0; i < 3; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, (le_ns_t)i);
+	CHECK(le_swap_stage(&sw, b, 10) == 0);
+	for (int i = 0; i < 10; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, 10 + (le_ns_t)i);
+	{
+		struct le_counters c;
+		le_swap_class_counters(&sw, 0, &c);
+		CHECK_EQ_U64(c.drop[LE_DROP_LOSS], 2); /* the two gemodel losses only */
 	}
-	fputs(text, f);
-	fclose(f);
+	release(&sw);
+	fk_fini(&fk);
 }
 
 /* rate -> slot and rate -> trace with frames still queued: frames the
@@ -514,13 +530,11 @@ static void rate_to(const char *cfg, const le_ns_t want[5])
 {
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[5] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("rate 1mbit", &fk, 1)) == NULL || (b = build(cfg, &fk, 1)) == NULL)
+	if (start(&fk, &sw, "rate 1mbit", cfg, &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 5; i++)
 		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
 	CHECK(le_swap_stage(&sw, b, 15 * LE_NS_PER_MS) == 0);
@@ -542,14 +556,23 @@ static void rate_to_slot_and_trace(void)
 	static const le_ns_t slot[5] = { 10000000, 20000000, 25000000, 25000000, 35000000 };
 	/* one opportunity a ms, starting after T: 1250 B frames share them */
 	static const le_ns_t trace[5] = { 10000000, 20000000, 16000000, 17000000, 18000000 };
+	/* opportunities at 0 and 2 ms of each 2 ms lap: the trace starts at
+	 * T, whose own opportunity (offset 0) is not used, like a first
+	 * frame's arrival time */
+	static const le_ns_t trace0[5] = { 10000000, 20000000, 17000000, 17000000, 19000000 };
+	/* no serializer: the frames left over leave it at T, then the delay */
+	static const le_ns_t none[5] = { 10000000, 20000000, 16000000, 16000000, 16000000 };
 
 	if (fd < 0)
 		return;
 	close(fd);
-	write_file(file, "1\n");
+	mt_write_file(file, "1\n");
 	rate_to("slot 10ms packets 2", slot);
 	snprintf(cfg, sizeof(cfg), "trace %s", file);
 	rate_to(cfg, trace);
+	mt_write_file(file, "0\n2\n");
+	rate_to(cfg, trace0);
+	rate_to("delay 1ms", none);
 	unlink(file);
 }
 
@@ -559,14 +582,11 @@ static void noreorder_queued(void)
 {
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[25] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("rate 1mbit delay 50ms 10ms noreorder", &fk, 1)) == NULL ||
-	    (b = build("delay 1ms 1ms noreorder", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "rate 1mbit delay 50ms 10ms noreorder", "delay 1ms 1ms noreorder", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 5; i++)
 		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
 	CHECK(le_swap_stage(&sw, b, 15 * LE_NS_PER_MS) == 0);
@@ -587,14 +607,11 @@ static void reorder_gap_phase(void)
 {
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	le_ns_t dl[12] = { 0 };
 
-	fk_init(&fk, 1);
-	if ((a = build("delay 10ms reorder 100% gap 3", &fk, 1)) == NULL ||
-	    (b = build("delay 10ms reorder 100% gap 3", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "delay 10ms reorder 100% gap 3", "delay 10ms reorder 100% gap 3", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 12; i++) {
 		if (i == 4)
 			CHECK(le_swap_stage(&sw, b, (le_ns_t)i * 1000) == 0);
@@ -620,8 +637,8 @@ static void trace_phase(void)
 		return;
 	close(d1);
 	close(d2);
-	write_file(f1, "2\n2\n2\n4\n");
-	write_file(f2, "2\n2\n2\n4\n");
+	mt_write_file(f1, "2\n2\n2\n4\n");
+	mt_write_file(f2, "2\n2\n2\n4\n");
 	for (int v = 0; v < 3; v++) {
 		struct fakes fk;
 		struct le_swap sw;
@@ -661,16 +678,13 @@ static void limit_lowered(void)
 {
 	struct fakes fk;
 	struct le_swap sw;
-	struct le_path *a, *b;
+	struct le_path *b;
 	struct le_counters c = { 0 };
 	struct le_frame out[256];
 	uint64_t sent = 0;
 
-	fk_init(&fk, 1);
-	if ((a = build("rate 1mbit limit 5000", &fk, 1)) == NULL ||
-	    (b = build("rate 10gbit delay 1s limit 100", &fk, 1)) == NULL)
+	if (start(&fk, &sw, "rate 1mbit limit 5000", "rate 10gbit delay 1s limit 100", &b) < 0)
 		return;
-	le_swap_init(&sw, a);
 	for (int i = 0; i < 3000; i++)
 		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
 	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);
@@ -682,6 +696,144 @@ static void limit_lowered(void)
 	le_swap_counters(&sw, &c);
 	CHECK_EQ_U64(sent, 3000);
 	CHECK_EQ_U64(le_counters_dropped(&c), 0);
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* Three changes back to the first link's explicit seed: a link without
+ * `seed` keeps the seed it continues, so coming back to `seed 5` is no
+ * change and the run is the one without changes. */
+static void seed_chain(void)
+{
+	static const char *const cfg[3] = { "delay 10ms 4ms loss 10% seed 5", "delay 10ms 4ms loss 10%",
+					    "delay 10ms 4ms loss 10% seed 5" };
+	le_ns_t base[300] = { 0 }, got[300] = { 0 };
+
+	for (int v = 0; v < 2; v++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *b, *c = NULL;
+		le_ns_t *dl = v ? got : base;
+
+		if (start(&fk, &sw, cfg[0], cfg[v ? 1 : 0], &b) < 0 || (c = build(cfg[v ? 2 : 0], &fk, 1)) == NULL)
+			return;
+		for (int i = 0; i < 300; i++) {
+			if (i == 100)
+				CHECK(le_swap_stage(&sw, b, (le_ns_t)i * 50000) == 0);
+			if (i == 200)
+				CHECK(le_swap_stage(&sw, c, (le_ns_t)i * 50000) == 0);
+			le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, (le_ns_t)i * 50000);
+		}
+		collect(&sw, LE_NS_PER_S, dl, 300);
+		release(&sw);
+		fk_fini(&fk);
+	}
+	CHECK(memcmp(base, got, sizeof(base)) == 0);
+}
+
+/* A `once` trace that has ended keeps its frames (they wait for a
+ * change); a change to the same trace does not restart it. */
+static void once_ended(void)
+{
+	static char file[] = "/tmp/le_swap_once_XXXXXX";
+	int fd = mkstemp(file);
+	char cfg[100];
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	le_ns_t dl[6] = { 0 };
+
+	if (fd < 0)
+		return;
+	close(fd);
+	mt_write_file(file, "1\n2\n");
+	snprintf(cfg, sizeof(cfg), "trace %s once", file);
+	if (start(&fk, &sw, cfg, cfg, &b) < 0)
+		return;
+	for (int i = 0; i < 6; i++)
+		le_swap_offer(&sw, frame(&fk, 1500, 0, 0), 1500, 0);
+	collect(&sw, 10 * LE_NS_PER_MS, dl, 6); /* two left at 1 and 2 ms, the trace ended */
+	CHECK(le_swap_stage(&sw, b, 20 * LE_NS_PER_MS) == 0);
+	collect(&sw, LE_NS_PER_S, dl, 6);
+	CHECK_EQ_U64(sw.swaps, 1);
+	CHECK_EQ_U64(le_swap_depth(&sw), 4);
+	CHECK(dl[0] == LE_NS_PER_MS && dl[1] == 2 * LE_NS_PER_MS && dl[2] == 0);
+	release(&sw);
+	fk_fini(&fk);
+	unlink(file);
+}
+
+/* A change that raises the limit past the queue's ring while frames wait:
+ * the new link chains the old ring before its own, in order. */
+static void limit_raised(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	le_ns_t dl[40] = { 0 };
+
+	if (start(&fk, &sw, "rate 1mbit limit 10", "rate 1mbit limit 5000", &b) < 0)
+		return;
+	for (int i = 0; i < 10; i++) /* 1250 B: 10 ms each */
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 0);
+	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);
+	for (int i = 10; i < 40; i++)
+		le_swap_offer(&sw, frame(&fk, 1250, 0, 0), 1250, 2 * LE_NS_PER_MS);
+	CHECK_EQ_U64(sw.active->link[0].queue.nrings, 2);
+	collect(&sw, 10 * LE_NS_PER_S, dl, 40);
+	for (int i = 0; i < 40; i++)
+		CHECK_EQ_U64(dl[i], (le_ns_t)(i + 1) * 10 * LE_NS_PER_MS);
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* A slot's budget is half used when the change comes at its instant: the
+ * frames arriving then use what is left, as without the change (two
+ * 1000 B frames went at 11 ms; one more fits, then the next instant,
+ * 10 ms on). */
+static void slot_budget(const char *cfg)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	le_ns_t dl[5] = { 0 };
+	static const le_ns_t want[5] = { 11000000, 11000000, 11000000, 21000000, 21000000 };
+
+	if (start(&fk, &sw, cfg, cfg, &b) < 0)
+		return;
+	for (int i = 0; i < 2; i++)
+		le_swap_offer(&sw, frame(&fk, 1000, 0, 0), 1000, LE_NS_PER_MS);
+	collect(&sw, 11 * LE_NS_PER_MS, dl, 5);
+	CHECK(le_swap_stage(&sw, b, 11 * LE_NS_PER_MS) == 0);
+	for (int i = 2; i < 5; i++)
+		le_swap_offer(&sw, frame(&fk, 1000, 0, 0), 1000, 11 * LE_NS_PER_MS);
+	collect(&sw, LE_NS_PER_S, dl, 5);
+	for (int i = 0; i < 5; i++)
+		CHECK(dl[i] == want[i], "'%s' frame %d: %llu", cfg, i, (unsigned long long)dl[i]);
+	release(&sw);
+	fk_fini(&fk);
+}
+
+/* CoDel switched on by a change with frames queued: it knows the largest
+ * frame seen (RFC 8289 MAXPACKET) from before the change, so a frame
+ * with one maximum-size frame behind it is not a standing queue. */
+static void codel_maxpacket(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	le_ns_t dl[30] = { 0 };
+
+	if (start(&fk, &sw, "rate 1mbit", "rate 1mbit codel target 1ms interval 10ms", &b) < 0)
+		return;
+	for (int i = 0; i < 20; i++)
+		le_swap_offer(&sw, frame(&fk, 1500, 0, 0), 1500, 0);
+	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);
+	collect(&sw, 10 * LE_NS_PER_S, dl, 30);
+	/* frame 18 leaves the queue with one maximum-size frame behind it:
+	 * not dropped; both leave 12 ms apart (1500 B at 1 Mbit/s) */
+	CHECK(dl[18] != 0, "frame 18 was dropped");
+	CHECK_EQ_U64(dl[19] - dl[18], 12 * LE_NS_PER_MS);
 	release(&sw);
 	fk_fini(&fk);
 }
@@ -704,6 +856,12 @@ int main(int argc, char **argv)
 	reorder_gap_phase();
 	trace_phase();
 	limit_lowered();
+	seed_chain();
+	once_ended();
+	limit_raised();
+	slot_budget("slot 10ms bytes 3000");
+	slot_budget("slot 10ms packets 3");
+	codel_maxpacket();
 	identity();
 	return mt_summary();
 }

@@ -1,9 +1,9 @@
 """`linkemu demo`: a bed, an impaired link, the usual tools, a summary.
 
-Shows in one command what linkemu does: ping, iperf3 TCP and UDP across a
-link with 10 ms delay and 0.1 % loss each way, then the emulator's own
-counters. Whatever happens (an error, Ctrl-C, SIGTERM) the daemon is stopped
-and the bed removed.
+Shows in one command what linkemu does: ping, the one-way delay
+(owdprobe), iperf3 TCP and UDP across a link with 10 ms delay and 0.1 %
+loss each way, then the emulator's own counters. Whatever happens (an
+error, Ctrl-C, SIGTERM) the daemon is stopped and the bed removed.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from linkemu.cli import run as run_cli
 from linkemu.daemon import daemon
 from linkemu.daemon.summary import format_final
 from linkemu.errors import LinkemuError
-from linkemu.instruments import iperf3, ping
+from linkemu.instruments import iperf3, owd, ping
 
 LINK = "delay 10ms loss 0.1%"
 STEPS = 7
@@ -42,8 +42,10 @@ def run(bed: api.Bed, seconds: int = 5, io: str = "dpdk") -> int:
             _step(2, f"starting {'linkemuk' if io == 'kernel' else 'linkemud'} "
                      f"({LINK}, both directions)")
             link = bed.run(LINK, LINK, io=io)
-            _step(3, "ping src -> dst (20 pings, 0.2 s apart)")
+            _step(3, "ping src -> dst (20 pings, 0.2 s apart), one-way delay (owdprobe, 1 s)")
             results["ping"] = ping.ping(bed.layout, count=20, interval=0.2).summary()
+            results["owd"] = owd.probe(bed.layout, owd.ProbeSpec(ip_len=100, pps=1000, count=1000,
+                                                                 spin_us=50))["receiver"]
             _step(4, f"iperf3 TCP src -> dst ({seconds} s)")
             results["tcp"] = iperf3.iperf3_tcp_summary(iperf3.iperf3(bed.layout, seconds))
             _step(5, f"iperf3 UDP 50 Mbit/s src -> dst ({seconds} s)")
@@ -78,6 +80,14 @@ def format_summary(results: dict, final: dict) -> str:
                      f"{p['max_ms']:.2f} ms")
     else:
         lines.append(f"ping: no replies out of {p['transmitted']}")
+    o = results["owd"]
+    if o["received"]:
+        d = o["delay_ns"]
+        lines.append(f"one-way delay src -> dst: min {d['min'] / 1e6:.3f} / median "
+                     f"{d['p50'] / 1e6:.3f} / p99 {d['p99'] / 1e6:.3f} ms, {o['lost']} of "
+                     f"{o['expected']} datagrams lost (owdprobe)")
+    else:
+        lines.append(f"one-way delay: no datagram arrived out of {o['expected']}")
     lines.append(f"iperf3 TCP: {t['mbit_s']:.1f} Mbit/s, {t['retransmits']} retransmits")
     loss = "?" if u["lost_percent"] is None else f"{u['lost_percent']:.2f}"
     lines.append(f"iperf3 UDP: {u['mbit_s']:.1f} Mbit/s, loss {loss} %")

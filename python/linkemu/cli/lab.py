@@ -121,6 +121,39 @@ def register(sub) -> None:
     l.add_argument("--no-ge", action="store_true", help="skip the Gilbert-Elliott part")
     l.set_defaults(func=cmd_loss)
 
+    f = lsub.add_parser("lfp", help="long fat pipe: window sweep, LFP syndrome, Table 2, BPF cc")
+    _common(f)
+    f.add_argument("--windows", default=None, metavar="LIST",
+                   help="windows in KB (default 8,12,16,...,520: 21 points; --quick 32,48,160)")
+    f.add_argument("--senders", default=None, metavar="LIST",
+                   help="reno-1992,cubic,bbr,lfp_fixed,lfp_adapt (default all; --quick "
+                        "reno-1992,lfp_fixed,lfp_adapt)")
+    f.add_argument("--runs", type=int, default=None, metavar="N",
+                   help="runs per window (default 3; --quick 1)")
+    f.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="ttcp duration per run (default 8; --quick 3)")
+    f.add_argument("--no-table2", action="store_true", help="skip Table 2")
+    f.set_defaults(func=cmd_lfp)
+
+    c = lsub.add_parser("cellular", help="the 4G/5G study: ping, iperf3 and unit latency over "
+                                         "TCP/QUIC/UDP on the cell-* profiles")
+    _common(c)
+    c.add_argument("--links", default=None, metavar="LIST",
+                   help="profiles to measure (default: the study's four, cell-4g-dec4,"
+                        "cell-5g-dec4,cell-4g-dec2,cell-5g-dec2)")
+    c.add_argument("--protos", default=None, metavar="LIST",
+                   help="unit-latency protocols (default tcp,quic,udp)")
+    c.add_argument("--unit-runs", type=int, default=None, metavar="N",
+                   help="unit-latency runs per protocol and link (default 5)")
+    c.add_argument("--units", type=int, default=None, metavar="N",
+                   help="units per run (default 10000; --quick: 3000)")
+    c.add_argument("--iperf-runs", type=int, default=None, metavar="N", help="default 3")
+    c.add_argument("--iperf-seconds", type=float, default=None, metavar="S", help="default 20")
+    c.add_argument("--ping-seconds", type=int, default=None, metavar="S", help="default 60")
+    c.add_argument("--no-raw", action="store_true",
+                   help="do not keep the raw per-unit samples beside the results file")
+    c.set_defaults(func=cmd_cellular)
+
     n = lsub.add_parser("noise", help="the machine's scheduling noise (noisefloor) per CPU")
     n.add_argument("--cpu", type=int, action="append", default=None,
                    help="CPU to measure (repeatable; default: the daemon's and the tool CPU)")
@@ -209,6 +242,56 @@ def cmd_loss(a) -> int:
     path = _out(a, "loss-accuracy")
     res = la.run(o, path)
     return _finish(a, res, path)
+
+
+def cmd_lfp(a) -> int:
+    from linkemu.lab import lfp
+    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet)
+    if a.windows:
+        kw["windows_kb"] = parse_ints(a.windows, "--windows")
+    if a.senders:
+        kw["senders"] = tuple(x.strip() for x in a.senders.split(","))
+    if a.runs is not None:
+        kw["runs"] = a.runs
+    if a.seconds is not None:
+        kw["seconds"] = kw["table2_seconds"] = a.seconds
+    if a.no_table2:
+        kw["table2"] = False
+    o = lfp.LfpOptions.quick_defaults(**kw) if a.quick else lfp.LfpOptions(**kw)
+    o.validate()
+    path = _out(a, "lfp")
+    res = lfp.run(o, path)
+    rc = _finish(a, res, path)
+    failed = lfp.failed_checks(res)
+    if failed:
+        print("\n".join(failed))
+        return 1
+    return rc
+
+
+def cmd_cellular(a) -> int:
+    from linkemu.lab import cellular
+    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet, keep_raw=not a.no_raw,
+              unit_runs=a.unit_runs, iperf_runs=a.iperf_runs, iperf_seconds=a.iperf_seconds,
+              ping_seconds=a.ping_seconds)
+    if a.links:
+        links = tuple(x.strip() for x in a.links.split(","))
+        kw["links"] = links
+        kw["unit_links"] = tuple(l for l in cellular.pub.UNIT_LINKS if l in links)
+    if a.protos:
+        kw["protos"] = tuple(x.strip() for x in a.protos.split(","))
+    if a.units is not None:
+        kw["quick_units" if a.quick else "units"] = a.units
+    kw = {k: v for k, v in kw.items() if v is not None}
+    o = (cellular.CellularOptions.quick_defaults(**kw) if a.quick
+         else cellular.CellularOptions(**kw))
+    o.validate()
+    path = _out(a, "cellular")
+    res = cellular.run(o, path)
+    rc = _finish(a, res, path)
+    if o.quick and not res["summary"]["all_pass"]:
+        return 1
+    return rc
 
 
 def cmd_noise(a) -> int:

@@ -17,7 +17,8 @@ import signal
 import sys
 
 from linkemu import __version__
-from linkemu.cli import capture, ctl, demo, lab, profile, report, run, scenario, shell, testbed
+from linkemu.cli import (capture, cc, ctl, demo, lab, profile, report, run, scenario, shell,
+                         testbed, units)
 from linkemu.cli.common import bed_parent, err
 from linkemu.errors import LinkemuError, UsageError
 
@@ -36,8 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     capture.register(sub)            # capture
     scenario.register(sub)           # scenario check|play
     profile.register(sub)            # profile list|show|check
+    units.register(sub)              # units server|client|run
     lab.register(sub)                # lab EXPERIMENT
     report.register(sub)             # report FILE... -o OUT.html
+    cc.register(sub)                 # cc list|load|unload|stats (BPF congestion controls)
     return ap
 
 
@@ -46,6 +49,9 @@ NO_ROOT_COMMANDS = {"exec", "report", "profile"}
 
 def _needs_root(a: argparse.Namespace) -> bool:
     if a.command in NO_ROOT_COMMANDS:
+        return False
+    # The units server and client are plain sockets, usable on any host.
+    if a.command == "units" and getattr(a, "units_command", None) in ("server", "client"):
         return False
     # `scenario check` only validates a file.
     return not (a.command == "scenario" and getattr(a, "scenario_command", None) == "check")

@@ -20,10 +20,10 @@ from linkemu.errors import LinkemuError
 def cmd_run(a: argparse.Namespace) -> int:
     bed = bed_from_args(a)
     a2b, b2a = api.resolve_links(a.a2b, a.b2a, a.profile)
-    daemon.validate(daemon.DaemonConfig(bed=bed.layout, a2b=a2b, b2a=b2a,
-                                        pmd=a.pmd or "af_xdp", lcores=a.lcores or "",
-                                        layout=a.layout, seed=a.seed, io=a.io))
-    daemon.require_binary(a.io)
+    cfg = daemon.DaemonConfig(bed=bed.layout, a2b=a2b, b2a=b2a, pmd=a.pmd or "af_xdp",
+                              lcores=a.lcores or "", layout=a.layout, seed=a.seed, io=a.io)
+    daemon.validate(cfg)
+    daemon.check_links(cfg, daemon.require_binary(a.io))   # both links, before any bed is built
     scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
     bed.require_no_daemon()
     with interruptible():

@@ -13,6 +13,7 @@ Its stdout and stderr go to one log file rather than a pipe to us: with
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -92,6 +93,30 @@ def ports_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
                 "--instance", b.file_prefix]
     return [str(binary), "-l", cfg.lcores or default_lcores(),
             "--file-prefix", b.file_prefix, *b.eal_ports(cfg.pmd), "--"]
+
+
+def check_link(binary: str | os.PathLike, grammar: str) -> str | None:
+    """Ask linkemud whether a link's grammar is valid (`linkemud --check`):
+    None if it is, else linkemud's reason (naming the word, and the word
+    probably meant when one was misspelt)."""
+    try:
+        cp = subprocess.run([str(binary), "--check", grammar], capture_output=True, text=True,
+                            timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise LinkemuError(f"cannot run {binary} --check: {e}") from e
+    if cp.returncode == 0:
+        return None
+    msg = (cp.stderr.strip() or cp.stdout.strip() or f"exit code {cp.returncode}").splitlines()[0]
+    return msg.removeprefix("linkemud: ").removeprefix("linkemuk: ")
+
+
+def check_links(cfg: DaemonConfig, binary: str | os.PathLike) -> None:
+    """Both directions' links, checked before anything is built: a bad one
+    is a UsageError naming the direction, as the daemon itself would say."""
+    for name, grammar in (("a2b", cfg.a2b), ("b2a", cfg.b2a)):
+        why = check_link(binary, grammar)
+        if why is not None:
+            raise UsageError(f"linkemud: --{name}: {why}")
 
 
 def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:

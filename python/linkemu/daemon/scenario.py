@@ -51,7 +51,6 @@ import json
 import os
 import re
 import string
-import subprocess
 import threading
 import time
 import tomllib
@@ -60,6 +59,7 @@ from pathlib import Path
 
 from linkemu.daemon.control import (DIRECTIONS, ControlClient, ControlClosed, ControlError,
                                     DaemonRefused, daemon_has_timed_set, daemon_supports)
+from linkemu.daemon.daemon import check_link
 from linkemu.errors import LinkemuError, UsageError
 
 # Sleep until this long before a step's time, then spin: a Linux sleep
@@ -165,9 +165,17 @@ def load(path: str | os.PathLike) -> Scenario:
         raise ScenarioError(f"{p}: no such file") from e
     except (OSError, UnicodeDecodeError) as e:
         raise ScenarioError(f"{p}: cannot read: {e}") from e
-    if p.suffix.lower() == ".csv":
-        return parse_csv(text, str(p))
-    return parse_toml(text, str(p))
+    scn = parse_csv(text, str(p)) if p.suffix.lower() == ".csv" else parse_toml(text, str(p))
+    # A trace or .dist file named relatively belongs beside the scenario,
+    # as in a profile: the daemon, whose working directory is elsewhere,
+    # gets absolute paths.
+    from linkemu.profiles import absolute_files
+    base = p.resolve().parent
+    for st in scn.steps:
+        for d in DIRECTIONS:
+            if getattr(st, d):
+                setattr(st, d, absolute_files(getattr(st, d), base))
+    return scn
 
 
 def _err(name: str, line: int | None, what: str) -> ScenarioError:
@@ -474,24 +482,11 @@ def check_grammar(scn: Scenario, binary: str | os.PathLike | None) -> bool:
     for st in scn.steps:
         for d, g in st.changes():
             if g not in seen:
-                seen[g] = _check_one(binary, g)
+                seen[g] = check_link(binary, g)
             if seen[g] is not None:
                 where = f"{scn.path}:{st.line}: " if st.line else f"{scn.path}: "
                 raise ScenarioError(f"{where}{st.source.split(' (')[0]}: {d}: {seen[g]}")
     return True
-
-
-def _check_one(binary, grammar: str) -> str | None:
-    try:
-        cp = subprocess.run([str(binary), "--check", grammar], capture_output=True,
-                            text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise LinkemuError(f"cannot run {binary} --check: {e}") from e
-    if cp.returncode == 0:
-        return None
-    msg = (cp.stderr.strip() or cp.stdout.strip() or f"exit code {cp.returncode}")
-    msg = msg.splitlines()[0]
-    return msg[len("linkemud: "):] if msg.startswith("linkemud: ") else msg
 
 
 # --- playing ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from linkemu.bed import netns
+from linkemu.bed import netns, procs
 from linkemu.bed.cpus import tool_cpu_pair, tool_cpus
 from linkemu.bed.testbed import Bed
 from linkemu.errors import LinkemuError
@@ -55,13 +55,7 @@ def iperf3_run(bed: Bed, client_args: list[str], seconds: float, port: int,
             raise LinkemuError(f"{label}: {out['error']}")
         return out
     finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(5)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        procs.terminate(server.pid, 5.0, popen=server)
         if server.stderr:
             server.stderr.close()
 

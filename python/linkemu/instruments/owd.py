@@ -1,4 +1,11 @@
-"""owdprobe (src/tools/owdprobe.c) across a bed: one-way delay and loss.
+"""owdprobe (src/tools/owdprobe.c) across a bed: the one instrument for
+one-way delay, loss, reordering and duplicates, used by the lab, the tests
+and the demo.
+
+    run = OwdRun(bed, ProbeSpec(...)).start()   # receiver ready, sender going
+    out = run.finish()                          # {"sender": ..., "receiver": ...}
+    records = read_samples(spec.samples)        # every frame, if samples asked
+    probe(bed, spec) does both at once.
 
 The receiver is started first and waited for ("ready"), and always
 stopped, even when the sender fails. Sender and receiver run pinned to the
@@ -13,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu.bed import netns
+from linkemu.bed import netns, procs
 from linkemu.bed.cpus import tool_cpu_pair
 from linkemu.bed.testbed import Bed
 from linkemu.errors import LinkemuError, UsageError
@@ -21,6 +28,13 @@ from linkemu.instruments.tools import require_tool
 
 SAMPLES_HEADER = 32
 SAMPLES_MAGIC = b"LEOWD001"
+SAMPLES_VERSION = 2
+# One record: seq, send time, receive time (CLOCK_REALTIME ns), the IP TOS
+# byte as received, flags (bit 0: a duplicate of an earlier arrival).
+SAMPLES_DTYPE = [("seq", "<u8"), ("send_ns", "<i8"), ("rx_ns", "<i8"), ("tos", "u1"),
+                 ("flags", "u1"), ("pad", "V6")]
+DUPLICATE = 1
+IP_UDP_HEADERS = 28           # a UDP payload of P bytes is an IP packet of P + 28
 
 
 @dataclass
@@ -43,86 +57,134 @@ class ProbeSpec:
     idle_s: float = 1.0               # receiver: silence after the last frame
     start_timeout_s: float = 10.0     # receiver: wait for the first frame
     reverse: bool = False             # dst -> src (b2a) instead of src -> dst
+    tos: int = 0                      # IP TOS byte of every frame (DSCP << 2 | ECN)
+    sport: int = 0                    # sender's UDP source port (0: any)
 
     def sender_seconds(self) -> float:
         return self.count / self.pps if self.pps else self.count / 1e5
 
 
-def probe(bed: Bed, spec: ProbeSpec) -> dict:
-    """One owdprobe run across the bed. Returns {"sender": ..., "receiver": ...}
-    with each side's JSON. Raises LinkemuError with the tool's own message
-    when either side fails (bad arguments give UsageError)."""
-    binary = str(require_tool("owdprobe"))
-    tx_ns, rx_ns = (bed.ns_dst, bed.ns_src) if spec.reverse else (bed.ns_src, bed.ns_dst)
-    rx_addr = bed.addr_src if spec.reverse else bed.addr_dst
-    snd_cpus, rcv_cpus = tool_cpu_pair()
-    recv_cmd = [binary, "recv", "--bind", rx_addr, "--port", str(spec.port),
-                "--count", str(spec.count), "--run-id", str(spec.run_id),
-                "--idle", f"{spec.idle_s:g}", "--start-timeout", f"{spec.start_timeout_s:g}"]
-    if spec.samples is not None:
-        recv_cmd += ["--samples", str(spec.samples)]
-    send_cmd = [binary, "send", "--dst", rx_addr, "--port", str(spec.port),
-                "--ip-len", str(spec.ip_len), "--count", str(spec.count),
-                "--run-id", str(spec.run_id), "--batch", str(spec.batch),
-                "--spin-us", str(spec.spin_us)]
-    send_cmd += ["--pps", f"{spec.pps:.6g}"] if spec.pps else ["--max"]
-    recv = subprocess.Popen(netns.ns_exec_argv(rx_ns, recv_cmd, cpus=rcv_cpus),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = recv.stdout.readline()
-        if not line.startswith("ready"):
-            recv.wait(5)
-            err = recv.stderr.read().strip()
-            if recv.returncode == 2:
-                raise UsageError(err)
-            raise LinkemuError(f"owdprobe receiver did not start: {err}")
-        # SO_TIMESTAMPNS turns the kernel's RX timestamps on through a
-        # deferred static key: give it a moment before the first frame.
-        time.sleep(0.05)
-        cp = subprocess.run(netns.ns_exec_argv(tx_ns, send_cmd, cpus=snd_cpus),
-                            capture_output=True, text=True,
-                            timeout=spec.sender_seconds() * 3 + 60)
-        if cp.returncode == 2:
-            raise UsageError(cp.stderr.strip())
+class OwdRun:
+    """One owdprobe run across the bed, in two steps: start() starts the
+    receiver, waits for it, then starts the sender; finish() waits for both
+    and returns {"sender": ..., "receiver": ...} with each side's JSON.
+    Either side failing raises LinkemuError with the tool's own message (bad
+    arguments: UsageError). kill() (or leaving a `with` block) stops both."""
+
+    def __init__(self, bed: Bed, spec: ProbeSpec):
+        self.bed, self.spec = bed, spec
+        self.recv: subprocess.Popen | None = None
+        self.send: subprocess.Popen | None = None
+
+    def _argv(self) -> tuple[list[str], list[str], str, str]:
+        spec, bed = self.spec, self.bed
+        binary = str(require_tool("owdprobe"))
+        tx_ns, rx_ns = (bed.ns_dst, bed.ns_src) if spec.reverse else (bed.ns_src, bed.ns_dst)
+        rx_addr = bed.addr_src if spec.reverse else bed.addr_dst
+        recv_cmd = [binary, "recv", "--bind", rx_addr, "--port", str(spec.port),
+                    "--count", str(spec.count), "--run-id", str(spec.run_id),
+                    "--idle", f"{spec.idle_s:g}", "--start-timeout", f"{spec.start_timeout_s:g}"]
+        if spec.samples is not None:
+            recv_cmd += ["--samples", str(spec.samples)]
+        send_cmd = [binary, "send", "--dst", rx_addr, "--port", str(spec.port),
+                    "--ip-len", str(spec.ip_len), "--count", str(spec.count),
+                    "--run-id", str(spec.run_id), "--batch", str(spec.batch),
+                    "--spin-us", str(spec.spin_us)]
+        send_cmd += ["--pps", f"{spec.pps:.6g}"] if spec.pps else ["--max"]
+        if spec.tos:
+            send_cmd += ["--tos", str(spec.tos)]
+        if spec.sport:
+            send_cmd += ["--sport", str(spec.sport)]
+        return recv_cmd, send_cmd, rx_ns, tx_ns
+
+    def start(self) -> "OwdRun":
+        recv_cmd, send_cmd, rx_ns, tx_ns = self._argv()
+        snd_cpus, rcv_cpus = tool_cpu_pair()
+        self.recv = subprocess.Popen(netns.ns_exec_argv(rx_ns, recv_cmd, cpus=rcv_cpus),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            sender = json.loads(cp.stdout)
-        except json.JSONDecodeError:
-            raise LinkemuError(f"owdprobe sender failed ({cp.returncode}): {cp.stderr.strip()}")
-        if cp.returncode != 0:
-            raise LinkemuError(f"owdprobe sender failed: {sender.get('error')}: "
-                               f"{cp.stderr.strip()}")
-        out, err = recv.communicate(timeout=spec.idle_s + spec.start_timeout_s + 120)
-        if recv.returncode != 0:
-            raise LinkemuError(f"owdprobe receiver failed ({recv.returncode}): {err.strip()}")
-        receiver = json.loads(out)
-        return {"sender": sender, "receiver": receiver}
-    finally:
-        if recv.poll() is None:
-            recv.terminate()
+            line = self.recv.stdout.readline()
+            if not line.startswith("ready"):
+                self.recv.wait(5)
+                err = self.recv.stderr.read().strip()
+                if self.recv.returncode == 2:
+                    raise UsageError(err)
+                raise LinkemuError(f"owdprobe receiver did not start: {err}")
+            # SO_TIMESTAMPNS turns the kernel's RX timestamps on through a
+            # deferred static key: give it a moment before the first frame.
+            time.sleep(0.05)
+            self.send = subprocess.Popen(netns.ns_exec_argv(tx_ns, send_cmd, cpus=snd_cpus),
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True)
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def finish(self) -> dict:
+        spec = self.spec
+        try:
+            out, err = self.send.communicate(timeout=spec.sender_seconds() * 3 + 60)
+            if self.send.returncode == 2:
+                raise UsageError(err.strip())
             try:
-                recv.wait(5)
-            except subprocess.TimeoutExpired:
-                recv.kill()
-                recv.wait()
-        for f in (recv.stdout, recv.stderr):
-            if f:
-                f.close()
+                sender = json.loads(out)
+            except json.JSONDecodeError:
+                raise LinkemuError(f"owdprobe sender failed ({self.send.returncode}): "
+                                   f"{err.strip()}") from None
+            if self.send.returncode != 0:
+                raise LinkemuError(f"owdprobe sender failed: {sender.get('error')}: "
+                                   f"{err.strip()}")
+            out, err = self.recv.communicate(timeout=spec.idle_s + spec.start_timeout_s + 120)
+            if self.recv.returncode != 0:
+                raise LinkemuError(f"owdprobe receiver failed ({self.recv.returncode}): "
+                                   f"{err.strip()}")
+            return {"sender": sender, "receiver": json.loads(out)}
+        finally:
+            self.kill()
+
+    def kill(self) -> None:
+        """Stop whichever side still runs (SIGTERM; SIGKILL after 5 s)."""
+        for p in (self.send, self.recv):
+            if p is None:
+                continue
+            procs.terminate(p.pid, 5.0, popen=p)
+            for f in (p.stdout, p.stderr):
+                if f:
+                    f.close()
+
+    def __enter__(self) -> "OwdRun":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.kill()
 
 
-def read_samples(path: Path):
-    """owdprobe's binary samples as a numpy structured array
-    (seq u64, send_ns i64, rx_ns i64), in arrival order."""
+def probe(bed: Bed, spec: ProbeSpec) -> dict:
+    """One owdprobe run across the bed (OwdRun start + finish). Returns
+    {"sender": ..., "receiver": ...} with each side's JSON."""
+    return OwdRun(bed, spec).start().finish()
+
+
+def read_samples(path: Path, duplicates: bool = False):
+    """owdprobe's binary samples as a numpy structured array (seq u64,
+    send_ns i64, rx_ns i64, tos u8, flags u8), in arrival order; without
+    duplicates unless asked (flags & DUPLICATE marks a later copy)."""
     import numpy as np
     with open(path, "rb") as f:
         head = f.read(SAMPLES_HEADER)
     if len(head) < SAMPLES_HEADER or head[:8] != SAMPLES_MAGIC:
         raise LinkemuError(f"{path}: not an owdprobe samples file (bad header)")
+    version = int.from_bytes(head[8:12], "little")
+    dt = np.dtype(SAMPLES_DTYPE)
+    if version != SAMPLES_VERSION or int.from_bytes(head[12:16], "little") != dt.itemsize:
+        raise LinkemuError(f"{path}: owdprobe samples version {version}, this linkemu reads "
+                           f"version {SAMPLES_VERSION}: rebuild owdprobe (make build)")
     count = int.from_bytes(head[16:24], "little")
-    dt = np.dtype([("seq", "<u8"), ("send_ns", "<i8"), ("rx_ns", "<i8")])
     a = np.fromfile(path, dtype=dt, offset=SAMPLES_HEADER)
     if a.size != count:
         raise LinkemuError(f"{path}: header says {count} records, file holds {a.size}")
-    return a
+    return a if duplicates else a[(a["flags"] & DUPLICATE) == 0]
 
 
 def udp_socket_errors(ns: str) -> dict:

@@ -46,11 +46,17 @@ def parse_ping(text: str) -> PingResult:
     return PingResult(int(m.group(1)) if m else len(rtts), rtts)
 
 
-def ping(bed: Bed, count: int = 20, interval: float = 0.2, size: int = 56) -> PingResult:
-    """ping src -> dst. Replies lost to the emulator are fine (not an error)."""
+def ping(bed: Bed, count: int = 20, interval: float = 0.2, size: int = 56,
+         deadline_s: float | None = None) -> PingResult:
+    """ping src -> dst. Replies lost to the emulator are fine (not an error).
+    With deadline_s, ping stops after that long (-w) even if fewer than
+    `count` went out: on a busy machine ping's own timer slips."""
     cmd = ["ping", "-n", "-c", str(count), "-i", str(interval), "-s", str(size),
            "-W", "2", bed.addr_dst]
-    cp = netns.ns_run(bed.ns_src, cmd, cpus=tool_cpus(), check=False, timeout=count * interval + 30)
+    if deadline_s is not None:
+        cmd[-1:-1] = ["-w", f"{deadline_s:g}"]
+    limit = deadline_s if deadline_s is not None else count * interval
+    cp = netns.ns_run(bed.ns_src, cmd, cpus=tool_cpus(), check=False, timeout=limit + 30)
     if cp.returncode not in (0, 1):   # 1 = some replies missing
         raise LinkemuError(f"ping failed ({cp.returncode}): {cp.stderr.strip()}")
     return parse_ping(cp.stdout)

@@ -10,7 +10,7 @@ from pathlib import Path
 from linkemu.bed.paths import repo_root
 from linkemu.errors import LinkemuError
 
-TOOLS = ("owdprobe", "noisefloor")
+TOOLS = ("owdprobe", "noisefloor", "ttcp")
 
 
 def find_tool(name: str) -> Path | None:

@@ -288,6 +288,9 @@ def tcp_cwnd(res: dict, level: float = 1e-4):
 
 
 def plots_for(res: dict) -> list:
+    if res["experiment"] == "cellular":
+        from linkemu.report import cellular_plots
+        return cellular_plots.plots(res)
     out = []
     if res["experiment"] == "delay-precision":
         keys = []
@@ -297,6 +300,9 @@ def plots_for(res: dict) -> list:
         for size, rc in keys:
             out += [delay_series(res, size, rc), delay_distributions(res, size, rc)]
         out += [emulation_error(res), sd_vs_published([("linkemu", res)])]
+    elif res["experiment"] == "lfp":
+        from linkemu.report import lfp
+        out += lfp.plots(res, _png, plt)
     else:
         out += [loss_rates(res), run_lengths(res), tcp_throughput(res), tcp_cwnd(res)]
     out.append(noise_hist(res))

@@ -119,7 +119,7 @@ def render(paths: list[str | Path]) -> str:
              "<title>linkemu lab report</title>", f"<style>{CSS}</style></head><body>",
              "<h1>linkemu lab report</h1>",
              "<p class='note'>Drawn from the results files alone. Published numbers (DEMU and "
-             "netem, shared/REFERENCES.md) are shown in grey italics beside ours; they were "
+             "netem, docs/published.md) are shown in grey italics beside ours; they were "
              "measured with an FPGA tester on 10/1 GbE NICs, ours through a veth/AF_XDP test "
              "bed on a small VM: see docs/lab.md for how to read them.</p>"]
     if len(docs) > 1:

@@ -255,11 +255,17 @@ def noise_of(res: dict) -> dict:
 
 
 def tables_for(res: dict) -> list[Table]:
+    if res["experiment"] == "cellular":
+        from linkemu.report import cellular_tables
+        return cellular_tables.tables(res)
     out = []
     if res["experiment"] == "delay-precision":
         for g in res["summary"].get("groups", []):
             out.append(delay_group_table(g))
             out.append(delay_comparison_table(g))
+    elif res["experiment"] == "lfp":
+        from linkemu.report import lfp
+        out += lfp.tables(res)
     else:
         out.append(loss_table(res))
         if res.get("ge"):

@@ -1,0 +1,103 @@
+"""The unit-latency server: serves one run, then returns what arrived.
+
+TCP: one connection, read until the client closes. UDP: datagrams until the
+client's END has come and every unit it announced is in, or until `idle_s`
+of silence after the first datagram (lost units and lost ENDs end the run
+that way). QUIC: units_quic.serve. Each function prints nothing; `ready()`
+is called once the socket listens, so a caller can start the client.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from linkemu.errors import LinkemuError
+from linkemu.instruments.units_sink import Sink
+
+PROTOS = ("tcp", "quic", "udp")
+RCVBUF = 4 << 20
+
+
+@dataclass
+class ServerOptions:
+    proto: str = "udp"
+    bind: str = "0.0.0.0"
+    port: int = 9400
+    size: int = 8                  # UDP only: streams announce theirs
+    start_timeout_s: float = 30.0  # wait this long for the client
+    idle_s: float = 2.0            # UDP: silence that ends a run
+
+
+def _family(addr: str) -> int:
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def serve(o: ServerOptions, ready: Callable[[], None]) -> Sink:
+    if o.proto == "tcp":
+        return serve_tcp(o, ready)
+    if o.proto == "udp":
+        return serve_udp(o, ready)
+    if o.proto == "quic":
+        from linkemu.instruments import units_quic
+        return units_quic.serve(o, ready)
+    raise LinkemuError(f"unknown protocol '{o.proto}' (expected {', '.join(PROTOS)})")
+
+
+def _bound(kind: int, o: ServerOptions) -> socket.socket:
+    s = socket.socket(_family(o.bind), kind)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
+    try:
+        s.bind((o.bind, o.port))
+    except OSError as e:
+        s.close()
+        raise LinkemuError(f"cannot bind {o.proto} {o.bind} port {o.port}: {e.strerror}") from e
+    return s
+
+
+def serve_tcp(o: ServerOptions, ready: Callable[[], None]) -> Sink:
+    sink = Sink()
+    with _bound(socket.SOCK_STREAM, o) as ls:
+        ls.listen(1)
+        ls.settimeout(o.start_timeout_s)
+        ready()
+        try:
+            conn, _peer = ls.accept()
+        except socket.timeout:
+            raise LinkemuError(f"no TCP client within {o.start_timeout_s:g} s") from None
+    with conn:
+        conn.settimeout(None)
+        buf = bytearray(1 << 16)
+        while True:
+            n = conn.recv_into(buf)
+            now = time.time_ns()
+            if n == 0:
+                break
+            sink.stream(memoryview(buf)[:n], now)
+    return sink
+
+
+def serve_udp(o: ServerOptions, ready: Callable[[], None]) -> Sink:
+    sink = Sink(size=o.size)
+    with _bound(socket.SOCK_DGRAM, o) as s:
+        s.settimeout(o.start_timeout_s)
+        ready()
+        started = False
+        while True:
+            try:
+                data = s.recv(1 << 16)
+            except socket.timeout:
+                if not started:
+                    raise LinkemuError(f"no UDP datagram within {o.start_timeout_s:g} s") from None
+                break
+            now = time.time_ns()
+            if not started:
+                started = True
+                s.settimeout(o.idle_s)
+            sink.datagram(data, now)
+            if sink.complete():
+                break
+    return sink

@@ -1,0 +1,92 @@
+"""The server's record of what arrived: per unit its sequence number,
+generation time and receive time, in arrival order.
+
+Receive time is CLOCK_REALTIME read when the server's read returns (the
+study's definition: when the application gets the data), so units that one
+read returns share one receive time: they arrived together.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass, field
+
+from linkemu.errors import LinkemuError
+from linkemu.instruments import units_wire as wire
+
+
+@dataclass
+class Sink:
+    size: int = wire.MIN_SIZE
+    seq: list[int] = field(default_factory=list)
+    gen_ns: list[int] = field(default_factory=list)
+    rx_ns: list[int] = field(default_factory=list)
+    reads: int = 0
+    malformed: int = 0            # UDP datagrams that are not whole units
+    hello: wire.Hello | None = None
+    end_count: int | None = None  # units the client said it sent (UDP END)
+    _rest: bytes = b""
+
+    def units(self, data: bytes | memoryview, rx_ns: int | None = None) -> None:
+        """Whole units back to back (a datagram, or a stream's bytes: a unit
+        split across two reads is completed by the next one)."""
+        rx = time.time_ns() if rx_ns is None else rx_ns
+        self.reads += 1
+        buf = self._rest + bytes(data) if self._rest else data
+        n = len(buf) // self.size
+        for k in range(n):
+            seq, us = wire.unpack_unit(buf, k * self.size)
+            if seq == wire.END_SEQ:
+                self.end_count = us
+                continue
+            self.seq.append(seq)
+            self.gen_ns.append(wire.full_time_ns(us, rx))
+            self.rx_ns.append(rx)
+        self._rest = bytes(buf[n * self.size:])
+
+    def datagram(self, data: bytes, rx_ns: int | None = None) -> None:
+        """One UDP datagram: a hello, a flush, or an END (+ hello)."""
+        if data[:4] == wire.HELLO_MAGIC and len(data) == wire.HELLO_SIZE:
+            self._take_hello(data)
+            return
+        if len(data) == self.size + wire.HELLO_SIZE:
+            seq, count = wire.unpack_unit(data)
+            if seq == wire.END_SEQ:
+                self.end_count = count
+                self._take_hello(data[self.size:])
+                return
+        if len(data) == 0 or len(data) % self.size:
+            self.malformed += 1
+            return
+        self.units(data, rx_ns)
+
+    def _take_hello(self, b: bytes) -> None:
+        try:
+            self.hello = wire.unpack_hello(b)
+            self.size = self.hello.size
+        except (ValueError, struct.error, LinkemuError):   # foreign: count it, keep serving
+            self.malformed += 1
+
+    def stream(self, data: bytes, rx_ns: int | None = None) -> None:
+        """Bytes of a TCP or QUIC stream: the hello first, then units."""
+        if self.hello is None:
+            self._rest += bytes(data)
+            if len(self._rest) < wire.HELLO_SIZE:
+                return
+            head, self._rest = self._rest[:wire.HELLO_SIZE], self._rest[wire.HELLO_SIZE:]
+            self.hello = wire.unpack_hello(head)
+            self.size = self.hello.size
+            data, self._rest = self._rest, b""
+            if not data:
+                return
+        self.units(data, rx_ns)
+
+    def expected(self) -> int | None:
+        if self.end_count is not None:
+            return self.end_count
+        return self.hello.count if self.hello else None
+
+    def complete(self) -> bool:
+        exp = self.expected()
+        return exp is not None and len(set(self.seq)) >= exp and self.end_count is not None

@@ -1,0 +1,471 @@
+"""cellular: the 4G/5G study on emulated links (docs/lab.md, "Cellular links").
+
+Full mode, for each of the study's four links (profiles cell-*):
+- ping src -> dst at 1 s for 60 s (as published) and, at the same time, at
+  10 ms (6,000 replies: fuller statistics; it adds 100 small frames/s,
+  under 0.1 % of the uplink);
+- iperf3 UDP at the study's offered rate (25 Mbit/s 4G, 50 Mbit/s 5G) and
+  TCP BBR, 20 s, three runs each;
+and over the Dec 4 4G and 5G links the unit-latency experiment: TCP, QUIC
+and UDP, 5 runs of 10,000 units each (linkemu units, 8 B every 1 ms,
+flushes of 10), with the ideal band (the link's one-way base delay + 1 .. 10
+ms).
+
+--quick checks what must hold, over a fixed `delay 20ms` link: UDP unit
+latencies never below 20 ms and, flush by flush, no more above 20 + 10 ms
++ the bed's overhead than chance allows (the overhead measured first, with
+the same instrument over an unimpaired link); their mean within 0.5 ms of
+20 ms + the flush rule's mean wait; TCP and QUIC deliver every unit, in
+order.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from linkemu import profiles
+from linkemu.errors import LinkemuError, UsageError
+from linkemu.instruments import units as units_run
+from linkemu.instruments import units_stats
+from linkemu.instruments.units_client import ClientOptions
+from linkemu.instruments.units_schedule import Schedule
+from linkemu.instruments import iperf3, ping
+from linkemu.lab import cellular_model, published_cellular as pub, results
+from linkemu.lab.delay_precision import note_contention
+from linkemu.lab.session import LabSession, Progress
+
+PROTOS = ("tcp", "quic", "udp")
+QUICK_DELAY_NS = 20_000_000
+MEAN_TOLERANCE_NS = 500_000
+ALPHA = 1e-4
+UNITS_PORT = 9400
+
+
+@dataclass
+class CellularOptions:
+    quick: bool = False
+    links: tuple = tuple(pub.LINKS)
+    unit_links: tuple = pub.UNIT_LINKS
+    protos: tuple = PROTOS
+    ping_seconds: int = 60
+    fast_ping_interval_s: float = 0.01
+    iperf_seconds: float = 20.0
+    iperf_runs: int = 3
+    unit_runs: int = 5
+    units: int = 10_000
+    quick_units: int = 3_000
+    keep_raw: bool = True
+    bed: str = "lab"
+    pmd: str | None = None
+    seed: int = 1
+    quiet: bool = False
+
+    @classmethod
+    def quick_defaults(cls, **kw) -> "CellularOptions":
+        base = dict(quick=True)
+        base.update({k: v for k, v in kw.items() if v is not None})
+        return cls(**base)
+
+    def validate(self) -> None:
+        unknown = [l for l in self.links if l not in pub.LINKS]
+        if unknown:
+            raise UsageError(f"--links: unknown link(s) {', '.join(unknown)} "
+                             f"(the study's: {', '.join(pub.LINKS)})")
+        bad = [p for p in self.protos if p not in PROTOS]
+        if bad:
+            raise UsageError(f"--protos: unknown {', '.join(bad)} (tcp, quic, udp)")
+        if not 1 <= self.unit_runs <= 100 or not 1 <= self.iperf_runs <= 100:
+            raise UsageError("--unit-runs and --iperf-runs must be 1 .. 100")
+        if not 100 <= self.units <= 1_000_000 or not 500 <= self.quick_units <= 1_000_000:
+            raise UsageError("--units must be 100 .. 1e6 (quick: 500 .. 1e6)")
+        if not 1 <= self.ping_seconds <= 3600 or not 1 <= self.iperf_seconds <= 3600:
+            raise UsageError("--ping-seconds and --iperf-seconds must be 1 .. 3600")
+
+
+def _schedule(count: int) -> Schedule:
+    return Schedule(count=count)   # the study's: 8 B, 1 ms, flushes of 10
+
+
+def base_delay_ns(grammar: str) -> int:
+    """The constant part of a link's `delay` (the ideal band's one-way delay)."""
+    return cellular_model.delay_jitter_ns(grammar)[0]
+
+
+# --- planning ---------------------------------------------------------------------------
+
+def planned(o: CellularOptions) -> list[float]:
+    if o.quick:
+        return [o.quick_units / 1000 + 4] * 2 + [o.quick_units / 1000 + 5] * 2
+    per_link = [o.ping_seconds + 3] + [o.iperf_seconds + 3] * (2 * o.iperf_runs)
+    unit = [o.units / 1000 + 4] * (len(o.protos) * o.unit_runs)
+    return [s for l in o.links for s in per_link + (unit if l in o.unit_links else [])]
+
+
+def run(o: CellularOptions, out_path: Path) -> dict:
+    o.validate()
+    prog = Progress(planned(o), quiet=o.quiet)
+    res = results.new("cellular", quick=o.quick, seed=o.seed, config={
+        "links": list(o.links) if not o.quick else [], "unit_links": list(o.unit_links)
+        if not o.quick else [], "protos": list(o.protos), "ping_seconds": o.ping_seconds,
+        "fast_ping_interval_s": o.fast_ping_interval_s, "iperf_seconds": o.iperf_seconds,
+        "iperf_runs": o.iperf_runs, "unit_runs": o.unit_runs,
+        "units": o.quick_units if o.quick else o.units, "unit_size": 8,
+        "unit_interval_ns": 1_000_000, "flush": 10, "tcp_cc": "cubic", "quic_cc": "cubic",
+        "tcp_nodelay": True, "bed": o.bed, "pmd": o.pmd or "af_xdp",
+        "direction": "a2b (src -> dst) is the uplink", "source": pub.SOURCE})
+    raw_dir = results.samples_dir_for(out_path) if o.keep_raw else None
+    if raw_dir:
+        raw_dir.mkdir(parents=True, exist_ok=True)
+    with LabSession(o.bed, o.pmd, seed=o.seed) as sess:
+        res["metadata"]["pmd"] = sess.pmd
+        if o.quick:
+            _quick(sess, o, res, prog, raw_dir, out_path)
+        else:
+            import shutil
+            import tempfile
+            tmp = None if raw_dir else Path(tempfile.mkdtemp(prefix="linkemu-cell-"))
+            try:
+                for name in o.links:
+                    _link(sess, o, name, res, prog, raw_dir, raw_dir or tmp, out_path)
+            finally:
+                if tmp:
+                    shutil.rmtree(tmp, ignore_errors=True)
+    res["summary"] = summarise(res, o)
+    note_contention(res)
+    res["metadata"]["elapsed_s"] = round(prog.elapsed(), 1)
+    results.write(res, out_path)
+    return res
+
+
+# --- one unit-latency run -----------------------------------------------------------------
+
+def units_once(sess: LabSession, rid: str, proto: str, count: int, delay_ns: int | None,
+               samples_dir: Path, keep: bool, out_path: Path, run_id: int,
+               series: bool) -> dict:
+    """One run of `linkemu units` across the bed; its raw samples go to
+    samples_dir (referenced from the results file when keep)."""
+    samples = (samples_dir / f"{rid}.npy").resolve()
+    client = ClientOptions(proto=proto, port=UNITS_PORT, schedule=_schedule(count),
+                           run_id=run_id)
+    r = units_run.run_on_bed(sess.bed, units_run.BedRun(client=client, delay_ns=delay_ns,
+                                                        samples=samples))
+    srv, cli = r["server"], r["client"]
+    rec = {"id": rid, "kind": "units", "proto": proto, "count": count,
+           "client": {k: cli[k] for k in ("timing", "flushes") if k in cli}
+           | {k: cli.get(k) for k in ("cc", "nodelay", "send_errors") if k in cli},
+           "server": {k: v for k, v in srv.items() if k != "samples"},
+           "samples": (str(samples.relative_to(out_path.resolve().parent)) if keep
+                       else None),
+           "problems": []}
+    if series:
+        a = units_stats.read_samples(samples)
+        seq, lat = units_stats.series_us(a["seq"], a["gen_ns"], a["rx_ns"])
+        rec["series"] = {"seq": seq, "latency_us": lat}
+    if srv["lost"]:
+        rec["problems"].append(f"{srv['lost']} of {srv['expected']} units lost")
+    return rec
+
+
+def _flush_excess(samples: Path) -> list[int]:
+    """Per flush: the largest (latency - the flush rule's wait) of its units."""
+    import numpy as np
+    a = units_stats.read_samples(samples)
+    seq = a["seq"].astype(np.int64)
+    exc = (a["rx_ns"] - a["gen_ns"]) - units_stats.flush_wait_ns(seq, 10, 1_000_000)
+    flush = seq // 10
+    out = np.full(int(flush.max()) + 1, np.iinfo(np.int64).min)
+    np.maximum.at(out, flush, exc)
+    return out[out > np.iinfo(np.int64).min].tolist()
+
+
+def allowed_exceedances(n_test: int, n_base: int, alpha: float = ALPHA) -> int:
+    """How many of n_test samples may exceed the largest of n_base samples
+    of the same distribution before that is unlikely (< alpha): with
+    exchangeable samples, P(at least j exceed) = prod_{i<j} (n_test - i) /
+    (n_test + n_base - i)."""
+    p, j = 1.0, 0
+    while j < n_test:
+        p *= (n_test - j) / (n_test + n_base - j)
+        if p < alpha:
+            return j
+        j += 1
+    return n_test
+
+
+# --- quick -----------------------------------------------------------------------------
+
+def _quick(sess, o, res, prog, raw_dir, out_path) -> None:
+    import shutil
+    import tempfile
+    tmp = raw_dir or Path(tempfile.mkdtemp(prefix="linkemu-cell-"))
+    try:
+        _quick_runs(sess, o, res, prog, tmp, raw_dir is not None, out_path)
+    finally:
+        if raw_dir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _quick_runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> None:
+    n = o.quick_units
+    prog.step(f"bed overhead: {n} UDP units over an unimpaired link")
+    with sess.link("", "") as link:
+        base = units_once(sess, "overhead-udp", "udp", n, 0, tmp, keep, out_path, 1, True)
+    base["grammar"] = ""
+    base["contention"] = list(link.contention)
+    base["problems"] += link.problems
+    res["runs"].append(base)
+    base_exc = _flush_excess(tmp / "overhead-udp.npy")
+    grammar = f"delay {QUICK_DELAY_NS // 1_000_000}ms"
+    with sess.link(grammar, grammar) as link:
+        for i, proto in enumerate(("udp", "tcp", "quic")):
+            prog.step(f"{proto}: {n} units over `{grammar}`")
+            rec = units_once(sess, f"fixed-{proto}", proto, n, QUICK_DELAY_NS, tmp, keep,
+                             out_path, 2 + i, True)
+            rec["grammar"] = grammar
+            if proto == "udp":
+                rec["flush_excess_ns"] = _flush_excess(tmp / "fixed-udp.npy")
+            res["runs"].append(rec)
+            prog.note(_unit_line(rec))
+    emu = {d: link.final["directions"][d].get("emulation_error_ns")
+           for d in ("a2b", "b2a") if d in link.final.get("directions", {})}
+    for r in res["runs"]:
+        if r["id"].startswith("fixed-"):
+            r["daemon_emulation_error_ns"] = emu
+            r["contention"] = list(link.contention)
+        r["problems"] += [p for p in link.problems if p not in r["problems"]]
+    res["quick_checks"] = quick_checks(res["runs"], base_exc)
+    for r in res["runs"]:
+        r.pop("flush_excess_ns", None)
+
+
+def quick_checks(runs: list[dict], base_exc: list[int]) -> list[dict]:
+    by = {r["id"]: r for r in runs}
+    udp = by["fixed-udp"]["server"]
+    lat = udp["latency_ns"]
+    exc = by["fixed-udp"]["flush_excess_ns"]
+    overhead = max(base_exc)
+    hi = QUICK_DELAY_NS + 10 * 1_000_000 + overhead
+    over = sum(1 for e in exc if e > overhead)
+    allowed = allowed_exceedances(len(exc), len(base_exc))
+    mean_target = QUICK_DELAY_NS + 1_000_000 * (10 + 1) / 2
+    checks = [
+        {"name": "UDP: no unit before 20 ms", "pass": lat["min"] >= QUICK_DELAY_NS,
+         "measured": lat["min"], "bound": QUICK_DELAY_NS,
+         "detail": "the emulator never delivers before the delay; a unit is generated before "
+                   "its flush is sent"},
+        {"name": "UDP: within 20 ms + flush wait (1..10 ms) + bed overhead",
+         "pass": over <= allowed, "measured": over, "bound": allowed,
+         "detail": f"flushes whose largest (latency - flush wait) exceeds the bed's overhead "
+                   f"{overhead / 1e6:.3f} ms (the largest of {len(base_exc)} flushes over an "
+                   f"unimpaired link), of {len(exc)}; chance allows {allowed} (P < {ALPHA:g} "
+                   f"for exchangeable samples); band top {hi / 1e6:.3f} ms, max seen "
+                   f"{lat['max'] / 1e6:.3f} ms"},
+        {"name": "UDP: mean within 0.5 ms of 20 ms + 5.5 ms",
+         "pass": abs(lat["mean"] - mean_target) <= MEAN_TOLERANCE_NS,
+         "measured": lat["mean"], "bound": MEAN_TOLERANCE_NS,
+         "detail": f"mean {lat['mean'] / 1e6:.3f} ms against {mean_target / 1e6:.3f} ms (the "
+                   f"flush rule's mean wait is (K+1)/2 x T = 5.5 ms); the bed's own mean "
+                   f"overhead was {by['overhead-udp']['server']['transit_ns']['mean'] / 1e6:.3f}"
+                   f" ms"},
+        {"name": "UDP: nothing lost", "pass": udp["lost"] == 0, "measured": udp["lost"],
+         "bound": 0, "detail": "a fixed delay without loss"},
+    ]
+    for proto in ("tcp", "quic"):
+        s = by[f"fixed-{proto}"]["server"]
+        ok = (s["unique"] == s["expected"] == by[f"fixed-{proto}"]["count"]
+              and s["in_order"] and s["duplicates"] == 0)
+        checks.append({"name": f"{proto.upper()}: every unit, in order", "pass": ok,
+                       "measured": s["unique"], "bound": s["expected"],
+                       "detail": f"{s['unique']} of {s['expected']} units, reordered "
+                                 f"{s['reordered']}, duplicates {s['duplicates']}"})
+    return checks
+
+
+def _unit_line(rec: dict) -> str:
+    s = rec["server"]
+    lat = s["latency_ns"]
+    band = s.get("band", {})
+    return (f"{rec['id']}: {s['received']}/{s['expected']} units, latency p1 "
+            f"{lat.get('p1', 0) / 1e6:.1f} p50 {lat.get('p50', 0) / 1e6:.1f} p99 "
+            f"{lat.get('p99', 0) / 1e6:.1f} ms, outside band {band.get('share_outside', 0):.1%}, "
+            f"largest arrival group {s['groups']['max']}")
+
+
+# --- full: one link ------------------------------------------------------------------------
+
+def _ping_stats(rtts: list[float], transmitted: int) -> dict:
+    import numpy as np
+    a = np.asarray(rtts, dtype=float)
+    if a.size == 0:
+        return {"transmitted": transmitted, "received": 0}
+    p10, p50, p90 = np.percentile(a, [10, 50, 90])
+    return {"transmitted": transmitted, "received": int(a.size), "mean": float(a.mean()),
+            "p10": float(p10), "p50": float(p50), "p90": float(p90), "min": float(a.min()),
+            "max": float(a.max()), "sd": float(a.std())}
+
+
+def _pings(sess, o) -> tuple[dict, dict]:
+    out: dict = {}
+
+    def fast() -> None:
+        try:
+            n = int(round(o.ping_seconds / o.fast_ping_interval_s))
+            out["fast"] = ping.ping(sess.bed, count=n, interval=o.fast_ping_interval_s,
+                                    deadline_s=o.ping_seconds + 5)
+        except LinkemuError as e:
+            out["fast_error"] = e
+
+    t = threading.Thread(target=fast, daemon=True)
+    t.start()
+    slow = ping.ping(sess.bed, count=o.ping_seconds, interval=1.0,
+                     deadline_s=o.ping_seconds + 5)
+    t.join()
+    if "fast_error" in out:
+        raise out["fast_error"]
+    f = out["fast"]
+    s1 = _ping_stats(slow.rtts_ms, slow.transmitted) | {"interval_s": 1.0,
+                                                         "rtts_ms": slow.rtts_ms}
+    import numpy as np
+    fr = np.asarray(f.rtts_ms, dtype=float)
+    hist = {}
+    if fr.size:
+        lo = float(np.floor(fr.min()))
+        # 1 ms: ping prints 0.1 ms below 100 ms and whole ms above
+        counts = np.bincount(((fr - lo) // 1.0).astype(int)).tolist()
+        hist = {"lo_ms": lo, "width_ms": 1.0, "counts": counts}
+    s2 = _ping_stats(f.rtts_ms, f.transmitted) | {"interval_s": o.fast_ping_interval_s,
+                                                  "histogram": hist}
+    return s1, s2
+
+
+def _udp_rate(out: dict) -> dict:
+    end = out.get("end", {})
+    rcv = end.get("sum_received") or {}
+    snd = end.get("sum_sent") or end.get("sum") or {}
+    s = end.get("sum", {})
+    if rcv.get("bits_per_second") is not None:
+        mbit = float(rcv["bits_per_second"]) / 1e6
+    else:
+        mbit = float(s.get("bits_per_second", 0.0)) * (1 - float(s.get("lost_percent", 0)) / 100) / 1e6
+    return {"mbit_s": mbit, "sent_mbit_s": float(snd.get("bits_per_second", 0.0)) / 1e6,
+            "lost_percent": float(s.get("lost_percent", 0.0) or 0.0),
+            "jitter_ms": float(s.get("jitter_ms", 0.0) or 0.0)}
+
+
+def _link(sess, o, name, res, prog, raw_dir, samples_dir, out_path) -> None:
+    prof = profiles.find(name)
+    p = pub.LINKS[name]
+    rec = {"id": name, "kind": "link", "label": p["label"], "profile": name,
+           "profile_version": prof.version, "a2b": prof.a2b, "b2a": prof.b2a,
+           "udp": [], "tcp_bbr": [], "problems": [],
+           "ping_model": cellular_model.ping_prediction(prof.a2b, prof.b2a),
+           "udp_model_mbit_s": cellular_model.udp_goodput_mbit(prof.a2b)}
+    with sess.link(prof.a2b, prof.b2a) as link:
+        prog.step(f"{p['label']}: ping 1 s x {o.ping_seconds} and "
+                  f"{o.fast_ping_interval_s * 1000:g} ms x "
+                  f"{int(o.ping_seconds / o.fast_ping_interval_s)} ({name})")
+        rec["ping_1s"], rec["ping_fast"] = _pings(sess, o)
+        prog.note(f"ping 1 s: mean {rec['ping_1s'].get('mean', 0):.1f} p10 "
+                  f"{rec['ping_1s'].get('p10', 0):.1f} p50 {rec['ping_1s'].get('p50', 0):.1f} "
+                  f"p90 {rec['ping_1s'].get('p90', 0):.1f} ms (published {p['ping_ms']})")
+        for i in range(o.iperf_runs):
+            prog.step(f"{p['label']}: iperf3 UDP at {p['udp_offered']}bit/s, run {i + 1}")
+            out = iperf3.iperf3_run(sess.bed, ["-t", f"{o.iperf_seconds:g}", "-u", "-b",
+                                                p["udp_offered"]], o.iperf_seconds, 5240 + i,
+                                     None, None, label="iperf3 UDP")
+            rec["udp"].append(_udp_rate(out))
+            prog.note(f"UDP {rec['udp'][-1]['mbit_s']:.1f} Mbit/s received")
+        for i in range(o.iperf_runs):
+            prog.step(f"{p['label']}: iperf3 TCP BBR, run {i + 1}")
+            if "bbr" not in iperf3.available_ccs():
+                raise LinkemuError("TCP BBR is not available in this kernel "
+                                   "(tcp_available_congestion_control)")
+            ser = iperf3.tcp_series(iperf3.iperf3_tcp(
+                sess.bed, o.iperf_seconds, "bbr", interval=1.0, port=5250 + i))
+            rec["tcp_bbr"].append({"mbit_s": ser["mbit_s"], "retransmits": ser["retransmits"],
+                                   "mean_rtt_us": ser["mean_rtt_us"]})
+            prog.note(f"TCP BBR {ser['mbit_s']:.1f} Mbit/s, {ser['retransmits']} retransmits")
+        if name in o.unit_links:
+            delay = base_delay_ns(prof.a2b)
+            for proto in o.protos:
+                for k in range(o.unit_runs):
+                    prog.step(f"{p['label']}: {proto} units, run {k + 1} of {o.unit_runs}")
+                    u = units_once(sess, f"{name}-{proto}-{k + 1}", proto, o.units, delay,
+                                   samples_dir, raw_dir is not None, out_path, 100 + k, k == 0)
+                    u["link"] = name
+                    u["run"] = k + 1
+                    res["runs"].append(u)
+                    prog.note(_unit_line(u))
+    rec["daemon"] = {d: {"dropped": link.final["directions"][d].get("dropped"),
+                         "emulation_error_ns": link.final["directions"][d].get(
+                             "emulation_error_ns")}
+                     for d in ("a2b", "b2a") if d in link.final.get("directions", {})}
+    rec["problems"] += link.problems
+    res["runs"].append(rec)
+
+
+# --- summary ---------------------------------------------------------------------------------
+
+def _within(v: float, ref: float, tol: float = 0.10) -> bool:
+    return abs(v - ref) <= tol * abs(ref)
+
+
+def summarise(res: dict, o: CellularOptions) -> dict:
+    if o.quick:
+        checks = res.get("quick_checks", [])
+        return {"checks": checks, "all_pass": all(c["pass"] for c in checks)}
+    links = []
+    for r in (r for r in res["runs"] if r["kind"] == "link"):
+        p = pub.LINKS[r["id"]]
+        ping = {k: r["ping_1s"].get(k) for k in ("mean", "p10", "p50", "p90")}
+        udp = [u["mbit_s"] for u in r["udp"]]
+        tcp = [t["mbit_s"] for t in r["tcp_bbr"]]
+        links.append({
+            "link": r["id"], "label": p["label"], "ping_1s": ping,
+            "ping_fast": {k: r["ping_fast"].get(k) for k in ("mean", "p10", "p50", "p90")},
+            "published_ping": p["ping_ms"], "model_ping": r["ping_model"],
+            "ping_within_10pct": {k: (ping[k] is not None and _within(ping[k], v))
+                                  for k, v in p["ping_ms"].items()},
+            "ping_fast_within_10pct": {k: (r["ping_fast"].get(k) is not None
+                                           and _within(r["ping_fast"][k], v))
+                                       for k, v in p["ping_ms"].items()},
+            "udp_mbit": udp, "published_udp": list(p["udp_mbit"]),
+            "udp_in_range": all(min(p["udp_mbit"]) <= x <= max(p["udp_mbit"]) for x in udp),
+            "tcp_bbr_mbit": tcp, "published_tcp_bbr": list(p["tcp_bbr_mbit"]),
+            "tcp_in_range": all(min(p["tcp_bbr_mbit"]) <= x <= max(p["tcp_bbr_mbit"])
+                                for x in tcp)})
+    units = []
+    for link in o.unit_links:
+        for proto in o.protos:
+            rs = [r for r in res["runs"] if r["kind"] == "units" and r.get("link") == link
+                  and r["proto"] == proto]
+            if not rs:
+                continue
+            net = pub.LINKS[link]["net"]
+            lat = [r["server"]["latency_ns"] for r in rs]
+            units.append({
+                "link": link, "proto": proto, "runs": len(rs),
+                "units": sum(r["server"]["received"] for r in rs),
+                "lost": sum(r["server"]["lost"] or 0 for r in rs),
+                "p1_ms": _mean([l["p1"] for l in lat]) / 1e6,
+                "p50_ms": _mean([l["p50"] for l in lat]) / 1e6,
+                "p99_ms": _mean([l["p99"] for l in lat]) / 1e6,
+                "min_ms": min(l["min"] for l in lat) / 1e6,
+                "max_ms": max(l["max"] for l in lat) / 1e6,
+                "spread_ms": _mean([l["p99"] - l["p1"] for l in lat]) / 1e6,
+                "band_ms": [rs[0]["server"]["band"]["lo_ns"] / 1e6,
+                            rs[0]["server"]["band"]["hi_ns"] / 1e6],
+                "share_outside_band": _mean([r["server"]["band"]["share_outside"] for r in rs]),
+                "share_in_groups_over_flush": _mean(
+                    [r["server"]["groups"]["share_in_groups_over_flush"] for r in rs]),
+                "largest_group": max(r["server"]["groups"]["max"] for r in rs),
+                "published": pub.UNITS[(proto, net)]})
+    return {"links": links, "units": units}
+
+
+def _mean(xs) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else math.nan

@@ -1,0 +1,98 @@
+"""`linkemu lab cellular --quick` and `linkemu units run` on bed lx."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+
+import pytest
+
+from kit import linkemu, require_alone, suite_bed
+from linkemu.lab import results
+
+BED = suite_bed(__file__)
+LOCK = f"/tmp/linkemu-bed-{BED}.lock"
+TIMING = ("UDP: within 20 ms + flush wait (1..10 ms) + bed overhead",
+          "UDP: mean within 0.5 ms of 20 ms + 5.5 ms")
+
+
+@pytest.fixture(scope="module")
+def bed_lock(bed_session):
+    """One user of bed lx at a time on a shared machine."""
+    with open(LOCK, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield bed_session
+
+
+@pytest.fixture(scope="module")
+def quick(bed_lock, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cell") / "cell.json.gz"
+    html = out.with_name("cell.html")
+    cp = linkemu("lab", "cellular", "--quick", "--bed", BED, "-o", str(out), "--report",
+                 str(html), timeout=600)
+    assert out.exists(), cp.stderr
+    return {"cp": cp, "path": out, "html": html, "res": results.load(out)}  # schema-checked
+
+
+def _checks(res: dict) -> dict:
+    return {c["name"]: c for c in res["summary"]["checks"]}
+
+
+def test_quick_writes_a_valid_results_file_and_report(quick):
+    res = quick["res"]
+    assert res["experiment"] == "cellular" and res["metadata"]["mode"] == "quick"
+    assert [r["id"] for r in res["runs"]] == ["overhead-udp", "fixed-udp", "fixed-tcp",
+                                              "fixed-quic"]
+    text = quick["html"].read_text()
+    assert "quick checks over a fixed delay 20ms link" in text and "<img" in text
+
+
+def test_quick_delivery(quick):
+    """What holds whatever the machine's load: nothing early, nothing lost,
+    TCP and QUIC complete and in order."""
+    c = _checks(quick["res"])
+    failed = [f"{n}: {x['detail']}" for n, x in c.items() if n not in TIMING and not x["pass"]]
+    assert not failed, "\n".join(failed)
+
+
+def test_quick_timing(quick):
+    """The band and the mean: a verdict only when no other linkemud shared
+    the machine (the lab records it per run)."""
+    res = quick["res"]
+    fixed = next(r for r in res["runs"] if r["id"] == "fixed-udp")
+    base = next(r for r in res["runs"] if r["id"] == "overhead-udp")
+    require_alone(base, "bed overhead")
+    require_alone(fixed, "UDP units over delay 20ms")
+    c = _checks(res)
+    failed = [f"{n}: {c[n]['detail']}" for n in TIMING if not c[n]["pass"]]
+    assert not failed, "\n".join(failed)
+    assert quick["cp"].returncode == 0, quick["cp"].stderr
+
+
+def test_units_run_on_a_running_bed(bed_lock, run_link):
+    link = run_link("delay 5ms", "delay 5ms")
+    for proto in ("udp", "tcp", "quic"):
+        cp = linkemu("units", "run", "--bed", BED, "--proto", proto, "--count", "500",
+                     "--delay", "5ms", "--json", timeout=300)
+        assert cp.returncode == 0, cp.stderr
+        s = json.loads(cp.stdout)["server"]
+        assert s["received"] == s["expected"] == 500
+        assert s["latency_ns"]["min"] >= 5_000_000     # never before the link's delay
+        assert s["band"]["lo_ns"] == 6_000_000 and s["band"]["hi_ns"] == 15_000_000
+    link.stop()
+
+
+def test_units_run_without_a_bed_says_so(bed_lock):
+    linkemu("testbed", "down", "--bed", BED, timeout=120)
+    cp = linkemu("units", "run", "--bed", BED, "--proto", "udp", timeout=60)
+    assert cp.returncode == 1 and "is not up" in cp.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--links", "cell-9g"], "unknown link(s) cell-9g"),
+    (["--protos", "sctp"], "unknown sctp"),
+    (["--unit-runs", "0"], "--unit-runs"),
+])
+def test_lab_cellular_bad_options_refused_before_anything(bed_lock, args, words):
+    cp = linkemu("lab", "cellular", *args, "--bed", BED, timeout=60)
+    assert cp.returncode == 2 and words in cp.stderr, cp.stderr

@@ -1,0 +1,64 @@
+"""The cell-* profiles against the published figures, through the link
+model (no bed): ping percentiles within 10 %, UDP saturation inside the
+published range, and the shipped traces exactly what their documented
+derivation makes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from linkemu import profiles
+from linkemu.lab import cellular_model as cm
+from linkemu.lab import published_cellular as pub
+
+from kit import REPO
+
+TRACE_RATES = {"cell-4g-dec4": "21.5", "cell-5g-dec4": "43", "cell-4g-dec2": "22",
+               "cell-5g-dec2": "47.4"}
+
+
+@pytest.mark.parametrize("name", list(pub.LINKS))
+def test_profile_ping_model_within_ten_percent(name):
+    prof = profiles.find(name)
+    pred = cm.ping_prediction(prof.a2b, prof.b2a)
+    for k, v in pub.LINKS[name]["ping_ms"].items():
+        assert abs(pred[k] - v) <= 0.10 * v, f"{name} {k}: model {pred[k]:.2f} vs {v}"
+
+
+@pytest.mark.parametrize("name", list(pub.LINKS))
+def test_profile_udp_saturation_in_published_range(name):
+    prof = profiles.find(name)
+    g = cm.udp_goodput_mbit(prof.a2b)
+    lo, hi = min(pub.LINKS[name]["udp_mbit"]), max(pub.LINKS[name]["udp_mbit"])
+    assert lo <= g <= hi, f"{name}: {g:.2f} Mbit/s outside {lo}..{hi}"
+
+
+@pytest.mark.parametrize("name", list(pub.LINKS))
+def test_profile_source_names_the_published_figures(name):
+    src = profiles.find(name).source
+    p = pub.LINKS[name]["ping_ms"]
+    assert f"mean {p['mean']:g}" in src and f"p90 {p['p90']:g}" in src
+
+
+@pytest.mark.parametrize("name", list(pub.LINKS))
+def test_shipped_trace_is_its_documented_derivation(name, tmp_path):
+    out = tmp_path / "t.up"
+    cp = subprocess.run([sys.executable, str(REPO / "scripts" / "derive_cellular_trace.py"),
+                         str(REPO / "traces" / "mahimahi_TMobile-LTE-short.up"), "100000",
+                         "140000", TRACE_RATES[name], str(out)], capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr
+    shipped = REPO / "traces" / f"cellular-{name.removeprefix('cell-')}.up"
+    assert out.read_bytes() == shipped.read_bytes()
+
+
+def test_scenario_two_paths_loads_with_the_trace_beside_it():
+    from linkemu.daemon import scenario
+    scn = scenario.load(REPO / "profiles" / "scenarios" / "cell-4g-two-paths.toml")
+    assert len(scn.steps) == 12
+    trace = str(REPO / "traces" / "cellular-4g-dec4.up")
+    assert all(trace in st.a2b for st in scn.steps)
+    delays = {cm.delay_jitter_ms(st.a2b) for st in scn.steps}
+    assert delays == {(17.0, 1.5), (19.0, 5.0)}

@@ -1,0 +1,172 @@
+"""The unit-latency instrument without a bed: wire format, the server's
+record, the statistics, the schedule, and whole runs over loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from linkemu.errors import UsageError
+from linkemu.instruments import units_stats as st
+from linkemu.instruments import units_wire as wire
+from linkemu.instruments.units_schedule import Schedule, generate
+from linkemu.instruments.units_sink import Sink
+from linkemu.lab.cellular import allowed_exceedances, base_delay_ns
+
+from kit import cli_env
+
+
+def test_unit_is_eight_bytes_and_round_trips():
+    now = time.time_ns()
+    b = wire.pack_unit(123, now, 8)
+    assert len(b) == 8
+    seq, us = wire.unpack_unit(b)
+    assert seq == 123
+    assert wire.full_time_ns(us, now + 25_000_000) == now // 1000 * 1000
+
+
+def test_generation_time_restored_across_the_32_bit_wrap():
+    gen = (1 << 32) * 1000 * 5 - 3_000_000           # 3 ms before a wrap of the low 32 bits
+    us = wire.unpack_unit(wire.pack_unit(0, gen, 8))[1]
+    assert wire.full_time_ns(us, gen + 40_000_000) == gen   # received after the wrap
+    assert wire.full_time_ns(us, gen - 2_000_000) == gen    # a clock 2 ms behind the sender's
+
+
+def test_padding_and_size_limits():
+    assert wire.pack_unit(1, 0, 32)[8:] == bytes(24)
+    for bad in (7, 0, 70_000):
+        with pytest.raises(UsageError, match="unit size"):
+            wire.check_size(bad)
+
+
+def test_stream_units_split_across_reads():
+    sink = Sink()
+    hello = wire.Hello(8, 10, 1_000_000, 3, 7).pack()
+    t = time.time_ns()
+    data = hello + b"".join(wire.pack_unit(i, t, 8) for i in range(3))
+    sink.stream(data[:5], t)
+    sink.stream(data[5:27], t + 1)      # hello done, unit 0 split
+    sink.stream(data[27:], t + 2)
+    assert sink.hello.run_id == 7 and sink.seq == [0, 1, 2]
+    assert sink.rx_ns == [t + 2, t + 2, t + 2]
+
+
+def test_datagrams_hello_end_and_foreign():
+    sink = Sink(size=16)
+    hello = wire.Hello(8, 2, 1_000_000, 4, 1).pack()
+    t = time.time_ns()
+    sink.datagram(hello, t)
+    assert sink.size == 8                      # the hello's size wins over the option
+    sink.datagram(wire.pack_unit(0, t, 8) + wire.pack_unit(1, t, 8), t)
+    sink.datagram(b"xyz", t)                   # not whole units
+    assert sink.malformed == 1 and not sink.complete()
+    sink.datagram(wire.pack_unit(2, t, 8) + wire.pack_unit(3, t, 8), t)
+    sink.datagram(wire.end_marker(4, 8) + hello, t)
+    assert sink.end_count == 4 and sink.complete()
+
+
+def test_analysis_losses_reorder_groups_band():
+    ms = 1_000_000
+    seq = [0, 1, 2, 3, 5, 4, 6, 7]
+    gen = [i * ms for i in seq]
+    # two flushes of 4 released together (one group), then 2 alone
+    rx = [30 * ms] * 6 + [40 * ms, 40 * ms]
+    a = st.analyse(seq, gen, rx, flush=4, interval_ns=ms, expected=10, delay_ns=20 * ms)
+    assert a["lost"] == 2 and a["reordered"] == 1 and a["duplicates"] == 0
+    assert not a["in_order"]
+    assert a["groups"]["max"] == 6 and a["groups"]["units_in_groups_over_flush"] == 6
+    assert a["band"]["lo_ns"] == 21 * ms and a["band"]["hi_ns"] == 24 * ms
+    lat = np.asarray(rx) - np.asarray(gen)
+    assert a["band"]["below"] == int(np.sum(lat < 21 * ms))
+    assert a["band"]["above"] == int(np.sum(lat > 24 * ms))
+    assert sum(a["histogram"]["counts"]) == 8
+
+
+def test_flush_wait_is_the_study_rule():
+    w = st.flush_wait_ns(np.arange(10), 10, 1_000_000)
+    assert w.tolist() == [(10 - k) * 1_000_000 for k in range(10)]
+    assert w.mean() == 5_500_000
+
+
+def test_schedule_sends_flushes_on_absolute_deadlines():
+    sent = []
+    s = Schedule(count=25, interval_ns=2_000_000, flush=10, spin_ns=200_000)
+    t = generate(s, lambda b: sent.append((time.monotonic_ns(), b)))
+    assert [len(b) // 8 for _t, b in sent] == [10, 10, 5]
+    seqs = [wire.unpack_unit(b, k * 8)[0] for _t, b in sent for k in range(len(b) // 8)]
+    assert seqs == list(range(25))
+    # Absolute deadlines: the first to the last send take 2 x 20 ms plus the
+    # last send's lateness minus the first's. A schedule relative to each
+    # wake-up would add every lateness instead (it drifts). 1 ms covers the
+    # time between reading the clock for the lateness and the callback's.
+    span = sent[-1][0] - sent[0][0]
+    late = t.flush_late_ns
+    assert abs(span - 40_000_000 - (late[-1] - late[0])) <= 1_000_000
+    assert len(t.unit_late_ns) == 25 and min(t.unit_late_ns) >= 0
+
+
+def test_allowed_exceedances_is_the_exchangeable_tail():
+    # equal sizes: P(at least j exceed) ~ 2^-j; below 1e-4 from j = 14 on
+    assert allowed_exceedances(300, 300, 1e-4) == 13
+    # a much larger baseline allows fewer
+    assert allowed_exceedances(100, 10_000, 1e-4) <= 2
+
+
+def test_base_delay_of_a_grammar():
+    assert base_delay_ns("trace x delay 19.11ms 4.17ms distribution normal") == 19_110_000
+    assert base_delay_ns("rate 1mbit") == 0
+
+
+def _free_port(kind) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("proto", ["udp", "tcp", "quic"])
+def test_loopback_run_delivers_every_unit(proto, tmp_path):
+    port = _free_port(socket.SOCK_DGRAM if proto != "tcp" else socket.SOCK_STREAM)
+    samples = tmp_path / "s.npy"
+    srv = subprocess.Popen([sys.executable, "-m", "linkemu", "units", "server", "--proto", proto,
+                            "--bind", "127.0.0.1", "--port", str(port), "--json", "--announce",
+                            "--samples", str(samples), "--start-timeout", "30"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=cli_env())
+    try:
+        assert srv.stdout.readline().strip() == "ready", srv.stderr.read()
+        cp = subprocess.run([sys.executable, "-m", "linkemu", "units", "client", "--proto", proto,
+                             "--connect", "127.0.0.1", "--port", str(port), "--count", "300",
+                             "--json"], capture_output=True, text=True, env=cli_env(), timeout=120)
+        assert cp.returncode == 0, cp.stderr
+        out, err = srv.communicate(timeout=60)
+        assert srv.returncode == 0, err
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    client, server = json.loads(cp.stdout), json.loads(out)
+    assert client["flushes"] == 30 and client["timing"]["unit_late_ns"]["count"] == 300
+    assert server["received"] == server["expected"] == 300 and server["lost"] == 0
+    if proto != "udp":
+        assert server["in_order"]
+    a = st.read_samples(samples)
+    assert sorted(a["seq"].tolist()) == list(range(300))
+    # a unit is never received before it was generated (one clock)
+    assert np.all(a["rx_ns"] - a["gen_ns"] >= -1000)
+
+
+def test_client_refuses_bad_options():
+    cp = subprocess.run([sys.executable, "-m", "linkemu", "units", "client", "--proto", "udp",
+                         "--connect", "127.0.0.1", "--size", "4"], capture_output=True,
+                        text=True, env=cli_env(), timeout=60)
+    assert cp.returncode == 2 and "unit size 4 B" in cp.stderr
+    cp = subprocess.run([sys.executable, "-m", "linkemu", "units", "client", "--proto", "tcp",
+                         "--connect", "127.0.0.1", "--cc", "nosuchcc", "--count", "10"],
+                        capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert cp.returncode == 2 and "nosuchcc" in cp.stderr

@@ -54,12 +54,14 @@ struct dp_model_slot {
 	struct dp_model *active;             /* lcore publishes after a change */
 	struct dp_model *mailbox;            /* control sets, lcore clears */
 	le_ns_t mailbox_at;                  /* written before mailbox: 0 = at once */
-	struct dp_ptr_ring retired;          /* lcore -> control (SP/SC) */
 	uint64_t staged_seq;                 /* lcore: changes taken from the mailbox */
 	uint64_t applied_seq;                /* lcore: changes applied */
 	uint64_t applied_ns;                 /* model time of the last change */
 	uint64_t max_retiring_depth;         /* stage only at or below */
 	uint32_t waiting_depth;              /* lcore: retiring frames when it last waited */
+	/* Last: touched only when a model retires, so the fields the lcore
+	 * reads every poll keep the cache lines they had. */
+	struct dp_ptr_ring retired;          /* lcore -> control (SP/SC) */
 };
 
 /* What the models of a direction hold and counted, as of one instant. */

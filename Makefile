@@ -7,6 +7,7 @@ PYTEST  ?= $(VENV)/bin/pytest
 LINKEMU ?= $(VENV)/bin/linkemu
 
 .PHONY: all setup build demo test unit integration lab-test control bench clean quick lfp-test cellular-test
+.PHONY: sanitize fuzz fuzz-build fuzz-smoke soak soak-short faults reliability
 
 all: build
 
@@ -43,7 +44,7 @@ control: build
 lfp-test: build
 	$(PYTEST) -m lfp -v -rs
 
-test: unit integration lab-test control api-test lfp-test cellular-test
+test: unit integration lab-test control api-test lfp-test cellular-test reliability
 
 # linkemu shell, testbed up --between, run --ports and the Python API
 # (with the example of docs/python.md), on beds "la", "lh" and "lk".
@@ -77,3 +78,60 @@ KERNEL_BEDS ?= lt=kt,lm=km
 .PHONY: integration-kernel
 integration-kernel: build
 	LINKEMU_TEST_IO=kernel LINKEMU_TEST_BEDS=$(KERNEL_BEDS) $(PYTEST) -m "bed or model" -v -rs
+
+# --- reliability (issue 8, docs/reliability.md) -------------------------------
+# sanitize: src/core, the tools and the C unit tests built with ASan+UBSan in
+#   $(SAN_BUILD) (every report is fatal), their tests, then linkemud itself
+#   under ASan+UBSan on bed "lz".
+# fuzz: each libFuzzer target for FUZZ_SECONDS; fuzz-smoke: FUZZ_SMOKE_SECONDS.
+# soak: traffic, live sets and checks for SOAK_SECONDS on bed "ls";
+#   soak-short is its 60 s form. faults: each fault on bed "lf".
+# `make test` runs the short forms (reliability), about 7 minutes.
+SAN_BUILD ?= build-san
+SAN_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+SAN_MESON_OPTS = -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Db_ndebug=false \
+	  "-Dc_args=-fno-sanitize-recover=all -fno-omit-frame-pointer" "-Dc_link_args=-fno-sanitize-recover=all"
+
+$(SAN_BUILD)/build.ninja:
+	meson setup $(SAN_BUILD) $(SAN_MESON_OPTS)
+
+sanitize: build $(SAN_BUILD)/build.ninja
+	ninja -C $(SAN_BUILD)
+	$(SAN_ENV) meson test -C $(SAN_BUILD) --print-errorlogs
+	$(SAN_ENV) LINKEMU_TOOLS_DIR=$(CURDIR)/$(SAN_BUILD)/src/tools \
+		$(PYTEST) tests/lab/test_tools.py -k "bad_arguments or help or noisefloor_runs" -q
+	LINKEMU_SAN_BUILD=$(CURDIR)/$(SAN_BUILD) flock /tmp/linkemu-bed-lz.lock $(PYTEST) tests/sanitize -v -rs
+
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 30
+FUZZ_MESON_OPTS = -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
+	  -Db_ndebug=false "-Dc_link_args=-fno-sanitize-recover=all" \
+	  "-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer -gline-tables-only"
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) $(FUZZ_MESON_OPTS)
+
+fuzz-build: setup $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS)
+	FUZZ_PY_EXAMPLES=$$(( $(FUZZ_SECONDS) * 200 )) FUZZ_PY_RANDOM=1 $(PYTEST) tests/fuzz -q
+
+fuzz-smoke: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
+	$(PYTEST) tests/fuzz -q
+
+SOAK_SECONDS ?= 600
+soak: build
+	SOAK_SECONDS=$(SOAK_SECONDS) flock /tmp/linkemu-bed-ls.lock $(PYTEST) tests/soak -v -s -rs
+
+soak-short: build
+	SOAK_SECONDS=60 flock /tmp/linkemu-bed-ls.lock $(PYTEST) tests/soak -v -s -rs
+
+faults: build
+	flock /tmp/linkemu-bed-lf.lock $(PYTEST) tests/faults -v -rs
+
+reliability: sanitize fuzz-smoke soak-short faults

@@ -79,7 +79,8 @@ def load_file(path: Path) -> Profile:
     _require(data["name"] == path.stem, path,
              f"name '{data['name']}' does not match the file name '{path.stem}'")
     version = data.get("version", 1)
-    _require(isinstance(version, int) and version >= 1, path, "'version' must be an integer >= 1")
+    # bool is an int in Python: `version = true` is not a version
+    _require(type(version) is int and version >= 1, path, "'version' must be an integer >= 1")
     source = data.get("source", "")
     _require(isinstance(source, str), path, "'source' must be a string")
     links = {}
@@ -90,6 +91,10 @@ def load_file(path: Path) -> Profile:
         _require(not unknown, path, f"[{d}]: unknown key(s) {', '.join(sorted(unknown))} (expected link)")
         link = sect.get("link", "")
         _require(isinstance(link, str), path, f"[{d}] link must be a string of link grammar")
+        # The daemon reads a C string (a NUL would cut the link short) and
+        # a NUL in a file name cannot be resolved: text only.
+        bad = next((c for c in link if ord(c) < 0x20 and c not in "\t\n\r" or c == "\x7f"), None)
+        _require(bad is None, path, f"[{d}] link holds the control character {bad!r}")
         links[d] = link.strip()
     base = path.resolve().parent
     return Profile(name=data["name"], version=version, description=data["description"].strip(),

@@ -27,6 +27,7 @@ struct client {
 	int fd;                         /* -1: free slot */
 	size_t len;                     /* bytes of the current line */
 	int discarding;                 /* overlong line: skip to its newline */
+	uint64_t last_active;           /* ctl->activity when it connected or last sent */
 	char line[DP_CONTROL_LINE_MAX + 1];
 };
 
@@ -36,6 +37,7 @@ struct dp_control {
 	struct dp_state *st;
 	pthread_t thread;
 	volatile int stop;
+	uint64_t activity;              /* counts accepts and reads: an order, not a time */
 	struct client client[DP_CONTROL_CLIENTS];
 };
 
@@ -361,6 +363,7 @@ static void client_read(struct dp_control *ctl, struct client *c)
 		client_close(c); /* half a line then gone: forgotten */
 		return;
 	}
+	c->last_active = ++ctl->activity;
 	for (ssize_t i = 0; i < n && c->fd >= 0; i++) {
 		char ch = buf[i];
 		if (ch == '\n') {
@@ -382,22 +385,36 @@ static void client_read(struct dp_control *ctl, struct client *c)
 	}
 }
 
+/* A new client always gets a slot: when all are taken, the client that has
+ * been silent longest is told so and closed. Refusing the newcomer instead
+ * would let clients that connect and never speak (or a half line that
+ * stalls) lock every well-formed request out of the daemon. */
+static struct client *free_slot(struct dp_control *ctl)
+{
+	struct client *oldest = &ctl->client[0];
+	for (int i = 0; i < DP_CONTROL_CLIENTS; i++) {
+		if (ctl->client[i].fd < 0)
+			return &ctl->client[i];
+		if (ctl->client[i].last_active < oldest->last_active)
+			oldest = &ctl->client[i];
+	}
+	static const char evicted[] =
+		"{\"ok\": false, \"error\": \"closed: every control slot was taken and this client was idle longest\"}\n";
+	send_text(oldest, evicted, sizeof(evicted) - 1);
+	client_close(oldest);
+	return oldest;
+}
+
 static void accept_client(struct dp_control *ctl)
 {
 	int fd = accept4(ctl->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	for (int i = 0; i < DP_CONTROL_CLIENTS; i++) {
-		if (ctl->client[i].fd < 0) {
-			ctl->client[i].fd = fd;
-			ctl->client[i].len = 0;
-			ctl->client[i].discarding = 0;
-			return;
-		}
-	}
-	static const char busy[] = "{\"ok\": false, \"error\": \"too many control clients\"}\n";
-	(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-	close(fd);
+	struct client *c = free_slot(ctl);
+	c->fd = fd;
+	c->len = 0;
+	c->discarding = 0;
+	c->last_active = ++ctl->activity;
 }
 
 static void *control_main(void *arg)

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Builds the fuzzers' seed corpora in tests/fuzz/corpus/<target>/ from what
+the repository already holds: the grammar's examples (docs/grammar.md),
+the unit tests' grammar strings, the profiles' links, the shipped traces
+and .dist tables, and hand-built frames of every kind the classifier
+reads. Files are named by the SHA-1 of their content, so rerunning adds
+nothing twice. Run it after the grammar or its docs change:
+
+    python3 tests/fuzz/make_corpus.py
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path[:0] = [str(HERE.parent), str(REPO / "python")]   # the kit (tests/) and linkemu
+from kit.frames import frames  # noqa: E402
+CORPUS = HERE / "corpus"
+WORDS = set((HERE / "grammar.dict").read_text().split('"')[1::2])
+
+
+def put(target: str, data: bytes) -> None:
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def looks_like_grammar(s: str) -> bool:
+    first = s.strip().split(" ", 1)[0] if s.strip() else ""
+    return first in WORDS or s.strip().startswith(";") or " ; class " in s
+
+
+def portable(s: str) -> str:
+    """File names as the repository holds them, relative to its root (the
+    fuzzers run there), and small: a trace is read on every parse."""
+    s = re.sub(r"\S*traces/\S+", "traces/pantheon_12mbps.trace", s)
+    return re.sub(r"\S*/(\w+)\.dist\b", r"profiles/dist/\1.dist", s)
+
+
+def grammar_seeds() -> set[str]:
+    seeds = {""}
+    doc = (REPO / "docs" / "grammar.md").read_text()
+    for block in re.findall(r"```[a-z]*\n(.*?)```", doc, re.S):
+        for line in block.splitlines():
+            line = re.sub(r"^\s*(\$ )?(linkemu(d)? .*?--a2b |set a2b |set b2a )", "", line)
+            if looks_like_grammar(line):
+                seeds.add(line.strip().strip("'\""))
+    for code in re.findall(r"`([^`\n]+)`", doc):
+        if looks_like_grammar(code):
+            seeds.add(code)
+    for test in ("test_config.c", "test_path.c"):
+        for lit in re.findall(r'"((?:[^"\\\n]|\\.)*)"', (REPO / "tests" / "unit" / test).read_text()):
+            lit = lit.encode().decode("unicode_escape")
+            if looks_like_grammar(lit):
+                seeds.add(lit)
+    for prof in (REPO / "profiles").glob("*.toml"):
+        data = tomllib.loads(prof.read_text())
+        for d in ("a2b", "b2a"):
+            link = data.get(d, {}).get("link")
+            if isinstance(link, str):
+                seeds.add(link)
+    return {portable(x) for x in seeds if "%" not in x.replace("%%", "") or "%s" not in x}
+
+
+def trace_seeds() -> list[bytes]:
+    seeds = [b"1\n", b"0\n0\n5\n", b"1\r\n2\r\n", b"3\n3\n3\n10", b"0\n", b"-1\n", b"x\n", b"\n",
+             b"10000000000\n", b"5\n4\n"]
+    for t in sorted((REPO / "traces").glob("*")):
+        if t.suffix == ".md":
+            continue
+        lines = t.read_bytes().splitlines(keepends=True)[:300]
+        seeds.append(b"".join(lines))
+    # first byte: bit 0 = trace-us, bit 1 = once (see fuzz_trace.c)
+    return [bytes([flags]) + s for s in seeds for flags in (0, 1, 3)]
+
+
+def dist_seeds() -> list[bytes]:
+    seeds = [b"# a comment\n1 2 3\n-4 -5\n", b"32767 -32768\n", b"32768\n", b"\n", b"+7 0x1\n",
+             b"1#c\n2", b"0"]
+    for t in sorted((REPO / "profiles" / "dist").glob("*.dist")):
+        seeds.append(t.read_bytes())
+    return seeds
+
+
+def frame_seeds() -> list[bytes]:
+    # first byte: rule set (low bits) and "headers cut short" (0x80); fuzz_frame.c
+    return [bytes([sel]) + f for _what, f in frames() for sel in (0, 1, 2, 3, 0x81)]
+
+
+def main() -> int:
+    for s in sorted(grammar_seeds()):
+        put("grammar", s.encode())
+    for s in trace_seeds():
+        put("trace", s)
+    for s in dist_seeds():
+        put("dist", s)
+    for s in frame_seeds():
+        put("frame", s)
+    for d in sorted(CORPUS.iterdir()):
+        print(f"{d.name}: {sum(1 for _ in d.iterdir())} files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -78,6 +78,14 @@ bench: build
 clean:
 	rm -rf $(BUILD)
 
+# The bed and model suites again, on the kernel-socket data plane
+# (linkemuk, docs/kernel-plane.md), each on a bed of its own so it can run
+# beside `integration`. Longer than 3 minutes: not part of `test`.
+KERNEL_BEDS ?= lt=kt,lm=km
+.PHONY: integration-kernel
+integration-kernel: build
+	LINKEMU_TEST_IO=kernel LINKEMU_TEST_BEDS=$(KERNEL_BEDS) $(PYTEST) -m "bed or model" -v -rs
+
 # --- reliability (issue 8, docs/reliability.md) -------------------------------
 # sanitize: src/core, the tools and the C unit tests built with ASan+UBSan in
 #   $(SAN_BUILD) (every report is fatal), their tests, then linkemud itself

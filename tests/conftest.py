@@ -5,7 +5,7 @@ tests/ (the kit itself is tests/kit; docs/testing.md describes it).
   `-m lab`, `-m control`), added here to every test collected from it;
   `live` marks every test that uses a bed (root, namespaces, linkemud), so
   `-m "not live"` runs what needs neither.
-- Fixtures for every suite: linkemud_bin, control_bin, tools (the C
+- Fixtures for every suite: linkemud_bin, linkemuk_bin, control_bin, tools (the C
   instruments); a suite's bed fixtures come from kit.bed.bed_fixtures in
   its own conftest.py.
 - Under CI=true a missing linkemud, tool or kernel feature fails (kit.need).
@@ -71,6 +71,15 @@ def linkemud_bin() -> Path:
     p = paths.find_linkemud()
     need(p is not None, "linkemud is not built (make build, or meson setup build && "
                         "ninja -C build), nor named by $LINKEMUD")
+    return p
+
+
+@pytest.fixture(scope="session")
+def linkemuk_bin() -> Path:
+    """The built linkemuk, the kernel-socket data plane (or $LINKEMUK)."""
+    p = paths.find_linkemuk()
+    need(p is not None, "linkemuk is not built (make build, or meson setup build && "
+                        "ninja -C build), nor named by $LINKEMUK")
     return p
 
 

@@ -161,17 +161,18 @@ class Bed:
 
     def run(self, a2b: str | None = None, b2a: str | None = None, *,
             profile: str | None = None, pmd: str | None = None, lcores: str | None = None,
-            layout: str | None = None, seed: int | None = None,
+            layout: str | None = None, seed: int | None = None, io: str = "dpdk",
             warn=lambda m: print(m, file=sys.stderr)) -> "Link":
         """Start linkemud on this bed (which must be up) and wait until it
         forwards. pmd None: af_xdp, falling back to af_packet once if
-        af_xdp does not start. Raises UsageError with the daemon's own
-        message for a bad link."""
+        af_xdp does not start. io "kernel": linkemuk, the kernel-socket
+        data plane, instead (no DPDK; pmd and lcores do not apply). Raises
+        UsageError with the daemon's own message for a bad link."""
         a2b, b2a = resolve_links(a2b, b2a, profile)
         cfg = daemon.DaemonConfig(bed=self.layout, a2b=a2b, b2a=b2a, pmd=pmd or "af_xdp",
-                                  lcores=lcores or "", layout=layout, seed=seed)
+                                  lcores=lcores or "", layout=layout, seed=seed, io=io)
         daemon.validate(cfg)
-        binary = daemon.require_binary()
+        binary = daemon.require_binary(io)
         self.require_no_daemon()
         fallback = pmd is None and not getattr(self.layout, "pci", False)
         try:
@@ -289,6 +290,11 @@ class Link:
     @property
     def pmd(self) -> str | None:
         return self._daemon.config.pmd if self._daemon else None
+
+    @property
+    def io(self) -> str | None:
+        """"dpdk" (linkemud) or "kernel" (linkemuk); None when attached."""
+        return self._daemon.config.io if self._daemon else None
 
     @property
     def running(self) -> bool:

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +24,7 @@
 #include <rte_pdump.h>
 
 #include "control.h"
+#include "final.h"
 #include "fault.h"
 #include "fastpath.h"
 #include "frame_meta.h"
@@ -34,6 +34,7 @@
 #include "pm_qos.h"
 #include "ports.h"
 #include "report.h"
+#include "dpdk_state.h"
 #include "state.h"
 #include "telemetry.h"
 #include "tsc_clock.h"
@@ -45,23 +46,8 @@
  * carry, a link that cannot be built from its files). */
 enum { EXIT_ENV = 1, EXIT_INPUT = 2 };
 
-/* The one piece of state a signal handler must reach. */
+/* The one piece of state a signal handler must reach (final.h). */
 static volatile int g_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = {0};
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
 
 static void die(const char *fmt, const char *msg)
 {
@@ -92,17 +78,6 @@ static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
 			*app_first = 1;
 		}
 	}
-}
-
-static uint64_t random_seed(void)
-{
-	uint64_t s = 0;
-	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
-	}
-	return s;
 }
 
 /* Every mbuf that can be held at once, so the pool never runs dry while
@@ -146,6 +121,7 @@ struct daemon {
 	struct rte_mempool *pool;
 	struct le_frame_ops ops;     /* mbuf operations for the models; outlives them */
 	uint64_t seed;
+	struct dp_dpdk_plane plane;  /* what the state's callbacks read */
 	struct dp_state state;       /* what the control thread and telemetry see */
 	struct dp_control *control;
 	int pdump_ready;
@@ -169,7 +145,7 @@ static int setup_links(struct daemon *dm, char *err, size_t errlen)
 {
 	for (int d = 0; d < LE_DIRS; d++) {
 		struct dp_direction *dir = &dm->dir[d];
-		char sub[LE_ERR_MAX], name[RTE_RING_NAMESIZE];
+		char sub[LE_ERR_MAX];
 		dir->id = (enum le_direction)d;
 		dir->port_in = d == LE_DIR_A2B ? 0 : 1;
 		dir->port_out = d == LE_DIR_A2B ? 1 : 0;
@@ -182,8 +158,7 @@ static int setup_links(struct daemon *dm, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", le_direction_name(d), sub);
 			return -1;
 		}
-		snprintf(name, sizeof(name), "le_%s_retired", le_direction_name(d));
-		if (dp_model_slot_init(&dir->models, m, dm->opt.max_limit, name, err, errlen)) {
+		if (dp_model_slot_init(&dir->models, m, dm->opt.max_limit, err, errlen)) {
 			dp_model_free(m);
 			return -1;
 		}
@@ -279,52 +254,17 @@ static void shutdown_flush(struct daemon *dm)
 	}
 }
 
-static int write_reports(struct daemon *dm)
-{
-	struct dp_report *r = calloc(1, sizeof(*r));
-	if (!r)
-		return -1;
-	/* The lcores stopped: read directly. */
-	if (dp_state_report(&dm->state, r, 0)) {
-		free(r);
-		return -1;
-	}
-	int rc = 0;
-	if (dm->opt.json)
-		dp_report_print_json(stdout, r);
-	else
-		dp_report_print_human(stdout, r);
-	fflush(stdout);
-	if (dm->opt.stats_file) {
-		FILE *f = fopen(dm->opt.stats_file, "w");
-		if (!f) {
-			fprintf(stderr, "linkemud: cannot write %s: %s\n", dm->opt.stats_file, strerror(errno));
-			rc = -1;
-		} else {
-			dp_report_print_json(f, r);
-			if (fclose(f))
-				rc = -1;
-		}
-	}
-	for (int d = 0; d < LE_DIRS; d++)
-		if (!dp_report_conserved(&r->dir[d])) {
-			fprintf(stderr, "linkemud: BUG: %s does not conserve frames\n", le_direction_name(d));
-			rc = -1;
-		}
-	free(r);
-	return rc;
-}
-
 /* Control socket, telemetry and capture: the ways to watch and steer a
  * running daemon. Only the control socket is essential enough to refuse
  * start-up without (when asked for). */
 static int start_observers(struct daemon *dm, char *err, size_t errlen)
 {
+	dm->plane = (struct dp_dpdk_plane){.dir = dm->dir, .plan = &dm->plan, .clock = &dm->clock, .pool = dm->pool};
 	dm->state = (struct dp_state){
-		.dir = dm->dir, .plan = &dm->plan, .clock = &dm->clock, .pool = dm->pool,
 		.seed = dm->seed, .started_ns = tsc_clock_now(&dm->clock), .max_limit = dm->opt.max_limit,
 		.ops = &dm->ops, .stop = &g_stop,
 	};
+	dp_dpdk_state_bind(&dm->state, &dm->plane);
 	pthread_mutex_init(&dm->state.lock, NULL);
 	dm->state_ready = 1;
 	if (dp_telemetry_attach(&dm->state))
@@ -451,7 +391,7 @@ static int serve(struct daemon *dm)
 	shutdown_send_due(dm);
 	stop_ports(dm);
 	shutdown_flush(dm);
-	return write_reports(dm) ? EXIT_ENV : 0;
+	return dp_final_reports(&dm->state, &dm->opt, "linkemud") ? EXIT_ENV : 0;
 }
 
 /* Undoes what start() and serve() did, whatever part of it that was:
@@ -495,9 +435,9 @@ int main(int argc, char **argv)
 		die("%s", err);
 		return 2;
 	}
-	dm.seed = dm.opt.seed_set ? dm.opt.seed : random_seed();
+	dm.seed = dm.opt.seed_set ? dm.opt.seed : dp_random_seed();
 
-	install_signals();
+	dp_stop_on_signals(&g_stop);
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		die("EAL initialisation failed: %s (check hugepages and the EAL options)", rte_strerror(rte_errno));
 		return 1;

@@ -80,8 +80,3 @@ int dp_port_counters_read(uint16_t port, struct dp_port_counters *out)
 	};
 	return 0;
 }
-
-uint64_t dp_port_lost_before_rx(const struct dp_port_counters *c)
-{
-	return c->imissed + c->ierrors + c->rx_nombuf;
-}

@@ -7,6 +7,8 @@
 
 #include <rte_mempool.h>
 
+#include "port_counters.h"
+
 #define DP_PORTS 2
 
 struct dp_port_queues {
@@ -22,22 +24,6 @@ int dp_port_queues(uint16_t port, struct dp_port_queues *q, char *err, size_t er
 int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_mempool *pool, char *err,
 		  size_t errlen);
 
-/* What the port and its driver counted (rte_eth_stats): frames that never
- * reached linkemud (imissed: no room in the RX ring or the device's
- * buffers; ierrors: bad frames; rx_nombuf: no mbuf to receive into) and
- * frames the device failed to send after taking them (oerrors). */
-struct dp_port_counters {
-	uint64_t ipackets;
-	uint64_t opackets;
-	uint64_t imissed;
-	uint64_t ierrors;
-	uint64_t rx_nombuf;
-	uint64_t oerrors;
-};
-
 /* 0, or -1 when the driver cannot tell (all zero then). */
 int dp_port_counters_read(uint16_t port, struct dp_port_counters *out);
-/* Frames that arrived at the port but never reached linkemud. */
-uint64_t dp_port_lost_before_rx(const struct dp_port_counters *c);
-
 #endif

@@ -85,7 +85,7 @@ static int cb_config(const char *cmd, const char *params, struct rte_tel_data *d
 		return -1;
 	}
 	for (int k = 0; k < LE_DIRS; k++) {
-		const struct dp_model *m = __atomic_load_n(&st->dir[k].models.active, __ATOMIC_ACQUIRE);
+		const struct dp_model *m = __atomic_load_n(&st->slot[k]->active, __ATOMIC_ACQUIRE);
 		rte_tel_data_add_dict_string(d, le_direction_name(k), m->text);
 	}
 	pthread_mutex_unlock(&st->lock);

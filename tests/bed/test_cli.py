@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kit import linkemu, suite_bed
+from kit import dpdk_only, linkemu, suite_bed
 from linkemu.bed import procs, testbed
 
 BED = suite_bed(__file__)
@@ -106,6 +106,7 @@ exec {real} "$@"
 
 
 def test_af_xdp_failure_falls_back_to_af_packet(bed_up, linkemud_bin, tmp_path):
+    dpdk_only("the af_xdp -> af_packet fallback is linkemud's")
     wrapper = tmp_path / "linkemud"
     wrapper.write_text(FAILING_AF_XDP.format(real=linkemud_bin))
     wrapper.chmod(0o755)

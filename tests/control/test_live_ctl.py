@@ -9,7 +9,7 @@ import socket
 import subprocess
 import time
 
-from kit import CpuWatch, linkemu, require_quiet, suite_bed
+from kit import CpuWatch, dpdk_only, linkemu, require_quiet, suite_bed
 from lckit import Stream
 from linkemu.bed import netns
 from linkemu.bed.cpus import tool_cpus
@@ -220,6 +220,7 @@ def _icmp(pc, port: int, direction: str):
 
 
 def test_dumpcap_captures_what_the_link_delivers(run_link, bed_up, tmp_path):
+    dpdk_only("capture is dpdk-dumpcap attached to linkemud's rte_pdump")
     run_link("delay 1ms", "delay 1ms")
     # 10 s of pings at 5 ms: they outlast the three captures even when
     # dumpcap is slow to attach on a busy machine.

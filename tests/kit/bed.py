@@ -209,6 +209,19 @@ def suite_bed(test_file: str) -> str:
     raise LookupError(f"{test_file}: no conftest.py above it calls bed_fixtures()")
 
 
+def suite_bed_name(name: str) -> str:
+    """The bed a suite uses: its own name, or the one LINKEMU_TEST_BEDS
+    maps it to ("lt=lq,lm=lr"), so that a second run of a suite (e.g. on
+    the other data plane) can use a bed of its own beside the usual one."""
+    for pair in filter(None, os.environ.get("LINKEMU_TEST_BEDS", "").split(",")):
+        old, sep, new = pair.partition("=")
+        if not sep or not new.strip():
+            raise RuntimeError(f"LINKEMU_TEST_BEDS: '{pair}' is not SUITE_BED=BED")
+        if old.strip() == name:
+            return new.strip()
+    return name
+
+
 def bed_fixtures(name: str, conftest_file: str, bed_built: bool = False,
                  classes_add_up: bool = True):
     """The fixtures of the suite in conftest_file's folder, whose bed is
@@ -216,6 +229,7 @@ def bed_fixtures(name: str, conftest_file: str, bed_built: bool = False,
     finds them there. bed_built: `bed` is `bed_up` (a suite whose every
     test wants the bed built). classes_add_up: every Link's stop() checks
     that its classes add up to the direction (conservation(classes=...))."""
+    name = suite_bed_name(name)
     testbed.bed_for(name)           # a bad name fails here, at collection
     _SUITE_BEDS[Path(conftest_file).resolve().parent] = name
 

@@ -142,6 +142,19 @@ def require_alone(run: dict, what: str) -> None:
                     f"run ({run['contention'][0]}); the rest passed")
 
 
+def cpu_pressure_pct() -> float | None:
+    """The share of the last 10 s in which some runnable task waited for a
+    CPU (/proc/pressure/cpu, "some avg10"); None without PSI."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            for line in f:
+                if line.startswith("some "):
+                    return float(line.split("avg10=")[1].split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def on_time(final: dict, direction: str = "a2b", p99_us: float | None = 1000.0,
             p50_us: float = 100.0) -> dict:
     """The data plane's own lateness (emulation error) for a direction,
@@ -156,6 +169,15 @@ def on_time(final: dict, direction: str = "a2b", p99_us: float | None = 1000.0,
         # The run is over: a linkemud still running is another bed's, which
         # (most likely) polled the same CPUs meanwhile: no timing verdict.
         require_quiet(None, 0, f"{direction} emulation error")
+        # The p99 bound is about 1 % of the frames. When tasks waited for a
+        # CPU during 1 % of the time or more, a frame due then waited with
+        # them (the kernel plane sleeps between deadlines and must be
+        # scheduled back in; a shared DPDK lcore likewise): the tail is the
+        # machine's, not the data plane's.
+        psi = cpu_pressure_pct()
+        if psi is not None and psi >= 1.0:
+            pytest.skip(f"{direction} emulation error: timing not checked, tasks waited for a "
+                        f"CPU {psi:.0f} % of the last 10 s (/proc/pressure/cpu); the rest passed")
     assert not late, (
         f"{direction}: linkemud sent late (emulation error p50 {e['p50'] / 1e3:.0f} us, "
         f"p99 {e['p99'] / 1e3:.0f} us, max {e['max'] / 1e3:.0f} us): the machine is too busy "

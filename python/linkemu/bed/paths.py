@@ -35,22 +35,32 @@ def child_python_env() -> dict:
     return env
 
 
-def find_linkemud() -> Path | None:
-    """Locate linkemud: $LINKEMUD, then the meson build dir, then $PATH.
+def _find_daemon(name: str, env_var: str, build_dir: str) -> Path | None:
+    """$env_var, then the meson build dir, then $PATH.
 
     The build dir comes before PATH so that a developer running from a
     checkout tests the binary they just built, not an older installed one.
     Returns None when there is none (callers say how to build it).
     """
-    env = os.environ.get("LINKEMUD")
+    env = os.environ.get(env_var)
     if env:
         p = Path(env)
         return p if p.is_file() and os.access(p, os.X_OK) else None
-    built = repo_root() / "build" / "src" / "dataplane" / "linkemud"
+    built = repo_root() / "build" / "src" / build_dir / name
     if built.is_file() and os.access(built, os.X_OK):
         return built
-    found = shutil.which("linkemud")
+    found = shutil.which(name)
     return Path(found) if found else None
+
+
+def find_linkemud() -> Path | None:
+    """Locate linkemud (DPDK): $LINKEMUD, the build dir, $PATH."""
+    return _find_daemon("linkemud", "LINKEMUD", "dataplane")
+
+
+def find_linkemuk() -> Path | None:
+    """Locate linkemuk (kernel sockets): $LINKEMUK, the build dir, $PATH."""
+    return _find_daemon("linkemuk", "LINKEMUK", "kernel")
 
 
 def bed_run_dir(bed: str) -> Path:

@@ -103,14 +103,16 @@ def terminate(pid: int, grace: float, popen=None) -> str:
 
 
 def _looks_like_linkemud(argv: list[str]) -> bool:
-    """argv[0] is linkemud, or argv[1] when it runs under an interpreter or a
-    wrapper (a test stand-in script, valgrind without options)."""
-    return any(os.path.basename(a) == "linkemud" for a in argv[:2])
+    """argv[0] is linkemud (or linkemuk, the kernel-socket plane), or argv[1]
+    when it runs under an interpreter or a wrapper (a test stand-in script,
+    valgrind without options)."""
+    return any(os.path.basename(a) in ("linkemud", "linkemuk") for a in argv[:2])
 
 
 def _has_file_prefix(argv: list[str], prefix: str) -> bool:
     for i, a in enumerate(argv):
-        if a == "--file-prefix" and i + 1 < len(argv) and argv[i + 1] == prefix:
+        # linkemuk has no EAL: the bed's prefix is its --instance name.
+        if a in ("--file-prefix", "--instance") and i + 1 < len(argv) and argv[i + 1] == prefix:
             return True
         if a == f"--file-prefix={prefix}":
             return True

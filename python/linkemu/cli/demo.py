@@ -12,6 +12,7 @@ import sys
 
 from linkemu import api
 from linkemu.bed.interrupts import interruptible, shielded
+from linkemu.cli import run as run_cli
 from linkemu.daemon import daemon
 from linkemu.daemon.summary import format_final
 from linkemu.errors import LinkemuError
@@ -25,10 +26,10 @@ def _step(n: int, what: str) -> None:
     print(f"[{n}/{STEPS}] {what} ...", flush=True)
 
 
-def run(bed: api.Bed, seconds: int = 5) -> int:
+def run(bed: api.Bed, seconds: int = 5, io: str = "dpdk") -> int:
     if seconds < 1:
         raise LinkemuError("--seconds must be >= 1")
-    daemon.require_binary()
+    daemon.require_binary(io)
     # Not ours to stop: the demo would take down someone's running link.
     bed.require_no_daemon()
     link = None
@@ -38,8 +39,9 @@ def run(bed: api.Bed, seconds: int = 5) -> int:
         with interruptible():
             _step(1, f"bringing up test bed '{bed.name}'")
             bed.up()
-            _step(2, f"starting linkemud ({LINK}, both directions)")
-            link = bed.run(LINK, LINK)
+            _step(2, f"starting {'linkemuk' if io == 'kernel' else 'linkemud'} "
+                     f"({LINK}, both directions)")
+            link = bed.run(LINK, LINK, io=io)
             _step(3, "ping src -> dst (20 pings, 0.2 s apart), one-way delay (owdprobe, 1 s)")
             results["ping"] = ping.ping(bed.layout, count=20, interval=0.2).summary()
             results["owd"] = owd.probe(bed.layout, owd.ProbeSpec(ip_len=100, pps=1000, count=1000,
@@ -94,7 +96,7 @@ def format_summary(results: dict, final: dict) -> str:
 
 
 def cmd_demo(a) -> int:
-    return run(api.Bed(a.bed), seconds=a.seconds)
+    return run(api.Bed(a.bed), seconds=a.seconds, io=a.io)
 
 
 def register(sub, bed_opt) -> None:
@@ -102,4 +104,5 @@ def register(sub, bed_opt) -> None:
     d = sub.add_parser("demo", parents=[bed_opt],
                        help="bed + linkemud + ping/iperf3, summary, then clean up")
     d.add_argument("--seconds", type=int, default=5, metavar="N", help="iperf3 duration")
+    run_cli.add_io_option(d)
     d.set_defaults(func=cmd_demo)

@@ -21,9 +21,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     bed = bed_from_args(a)
     a2b, b2a = api.resolve_links(a.a2b, a.b2a, a.profile)
     cfg = daemon.DaemonConfig(bed=bed.layout, a2b=a2b, b2a=b2a, pmd=a.pmd or "af_xdp",
-                              lcores=a.lcores or "", layout=a.layout, seed=a.seed)
+                              lcores=a.lcores or "", layout=a.layout, seed=a.seed, io=a.io)
     daemon.validate(cfg)
-    daemon.check_links(cfg, daemon.require_binary())   # both links, before any bed is built
+    daemon.check_links(cfg, daemon.require_binary(a.io))   # both links, before any bed is built
     scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
     bed.require_no_daemon()
     with interruptible():
@@ -32,10 +32,12 @@ def cmd_run(a: argparse.Namespace) -> int:
         # Always: up is idempotent, and on a built bed it re-checks what
         # the daemon relies on (offloads off, hugepages free).
         bring_up(bed, a.pmd or "af_xdp")
-        link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed)
+        link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed,
+                       io=a.io)
         player = scenario.run_scenario_start(scen, link, a.detach)
-        ready = (f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {link.pmd}, "
-                 f"lcores {a.lcores or daemon.default_lcores()})")
+        how = ("kernel sockets" if a.io == "kernel"
+               else f"{link.pmd}, lcores {a.lcores or daemon.default_lcores()}")
+        ready = f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {how})"
         if a.detach:
             link.detach()
             print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
@@ -89,6 +91,13 @@ def _report_stop(report, as_json: bool) -> int:
     return 0
 
 
+def add_io_option(p: argparse.ArgumentParser) -> None:
+    """--io: which data plane runs the link (run, demo)."""
+    p.add_argument("--io", choices=daemon.IOS, default="dpdk",
+                   help="data plane: dpdk (linkemud, default) or kernel (linkemuk: AF_PACKET "
+                        "sockets, no DPDK or hugepages; docs/kernel-plane.md)")
+
+
 def register(sub, bed_opt: argparse.ArgumentParser) -> None:
     """Add run and stop to the main parser."""
     r = sub.add_parser("run", parents=[bed_opt], help="start linkemud on a bed")
@@ -100,6 +109,7 @@ def register(sub, bed_opt: argparse.ArgumentParser) -> None:
     r.add_argument("--pmd", choices=daemon.PMDS, default=None,
                    help="DPDK driver for the veths (default: af_xdp, falling back to "
                         "af_packet if af_xdp does not start)")
+    add_io_option(r)
     r.add_argument("--lcores", default=None, metavar="LIST",
                    help=f"EAL lcore list (default here: {daemon.default_lcores()})")
     r.add_argument("--layout", choices=daemon.LAYOUTS, default=None)

@@ -28,6 +28,10 @@ from linkemu.daemon import control
 from linkemu.errors import LinkemuError, UsageError
 
 PMDS = ("af_xdp", "af_packet")
+# Data planes: linkemud on DPDK ports, or linkemuk on kernel AF_PACKET
+# sockets (docs/kernel-plane.md). Both speak the same options after the
+# ports, control protocol, ready line and final JSON.
+IOS = ("dpdk", "kernel")
 LAYOUTS = ("auto", "single", "per-direction", "pipeline")
 READY_PREFIX = "linkemud: ready"
 READY_TIMEOUT_S = 30.0
@@ -44,6 +48,7 @@ class DaemonConfig:
     lcores: str = ""           # "" -> default_lcores()
     layout: str | None = None  # None -> the daemon's own default
     seed: int | None = None
+    io: str = "dpdk"           # "kernel": linkemuk (pmd, lcores, layout do not apply)
 
 
 @dataclass
@@ -61,6 +66,13 @@ class DaemonStartError(LinkemuError):
 
 
 def validate(cfg: DaemonConfig) -> None:
+    if cfg.io not in IOS:
+        raise UsageError(f"unknown --io '{cfg.io}' (expected {' or '.join(IOS)})")
+    if cfg.io == "kernel" and cfg.layout not in (None, "auto", "single"):
+        raise UsageError(f"--layout {cfg.layout} does not apply to --io kernel "
+                         "(one thread runs both directions)")
+    if cfg.io == "kernel" and getattr(cfg.bed, "pci", False):
+        raise UsageError("--io kernel needs interface names, not PCI addresses")
     if cfg.pmd not in PMDS:
         raise UsageError(f"unknown --pmd '{cfg.pmd}' (expected {' or '.join(PMDS)})")
     if cfg.layout is not None and cfg.layout not in LAYOUTS:
@@ -69,6 +81,18 @@ def validate(cfg: DaemonConfig) -> None:
         raise UsageError(f"bad --lcores '{cfg.lcores}' (expected a list like 1 or 1-2 or 1,3)")
     if cfg.seed is not None and cfg.seed < 0:
         raise UsageError("--seed must be >= 0")
+
+
+def ports_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
+    """The daemon and its ports: EAL's options for linkemud, the two
+    interfaces for linkemuk (--instance = the bed's file prefix, so the
+    bed's process checks find either daemon by the same name)."""
+    b = cfg.bed
+    if cfg.io == "kernel":
+        return [str(binary), "--iface-a", b.host_a, "--iface-b", b.host_b,
+                "--instance", b.file_prefix]
+    return [str(binary), "-l", cfg.lcores or default_lcores(),
+            "--file-prefix", b.file_prefix, *b.eal_ports(cfg.pmd), "--"]
 
 
 def check_link(binary: str | os.PathLike, grammar: str) -> str | None:
@@ -83,7 +107,7 @@ def check_link(binary: str | os.PathLike, grammar: str) -> str | None:
     if cp.returncode == 0:
         return None
     msg = (cp.stderr.strip() or cp.stdout.strip() or f"exit code {cp.returncode}").splitlines()[0]
-    return msg.removeprefix("linkemud: ")
+    return msg.removeprefix("linkemud: ").removeprefix("linkemuk: ")
 
 
 def check_links(cfg: DaemonConfig, binary: str | os.PathLike) -> None:
@@ -97,13 +121,11 @@ def check_links(cfg: DaemonConfig, binary: str | os.PathLike) -> None:
 
 def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
     b = cfg.bed
-    argv = [str(binary), "-l", cfg.lcores or default_lcores(),
-            "--file-prefix", b.file_prefix, *b.eal_ports(cfg.pmd),
-            "--",
-            "--a2b", cfg.a2b, "--b2a", cfg.b2a,
-            "--stats-file", str(paths.daemon_final_stats_file(b.name))]
+    argv = ports_argv(binary, cfg) + [
+        "--a2b", cfg.a2b, "--b2a", cfg.b2a,
+        "--stats-file", str(paths.daemon_final_stats_file(b.name))]
     argv += control.daemon_args(binary, b.name)   # --control SOCKET, if this linkemud has it
-    if cfg.layout:
+    if cfg.layout and cfg.io != "kernel":
         argv += ["--layout", cfg.layout]
     if cfg.seed is not None:
         argv += ["--seed", str(cfg.seed)]
@@ -122,7 +144,13 @@ def ensure_bpffs() -> None:
         subprocess.run(["mount", "-t", "bpf", "bpf", str(mnt)], capture_output=True)
 
 
-def require_binary() -> Path:
+def require_binary(io: str = "dpdk") -> Path:
+    if io == "kernel":
+        binary = paths.find_linkemuk()
+        if binary is None:
+            raise LinkemuError("linkemuk not found: build it (meson setup build && ninja -C build), "
+                               "or set LINKEMUK=/path/to/linkemuk")
+        return binary
     binary = paths.find_linkemud()
     if binary is None:
         raise LinkemuError("linkemud not found: build it (meson setup build && ninja -C build), "
@@ -137,13 +165,14 @@ def start(cfg: DaemonConfig, binary: Path | None = None,
     Raises UsageError (exit 2) for the daemon's grammar errors and
     DaemonStartError otherwise; in both cases no process is left behind."""
     validate(cfg)
-    binary = binary or require_binary()
+    binary = binary or require_binary(cfg.io)
     bed = cfg.bed
     running = daemon_pid(bed)
     if running is not None:
         raise LinkemuError(f"linkemud is already running on bed '{bed.name}' (pid {running}); "
                            f"run `linkemu stop --bed {bed.name}` first")
-    ensure_bpffs()
+    if cfg.io == "dpdk":
+        ensure_bpffs()
     bed.run_dir.mkdir(parents=True, exist_ok=True)
     final = paths.daemon_final_stats_file(bed.name)
     final.unlink(missing_ok=True)      # never report a previous run's counters
@@ -161,7 +190,8 @@ def start(cfg: DaemonConfig, binary: Path | None = None,
     d = Daemon(popen.pid, cfg, argv, popen)
     try:
         paths.daemon_pid_file(bed.name).write_text(f"{popen.pid}\n")
-        info = {"pid": popen.pid, "argv": argv, "pmd": cfg.pmd, "started": time.time()}
+        info = {"pid": popen.pid, "argv": argv, "pmd": cfg.pmd, "io": cfg.io,
+                "started": time.time()}
         paths.daemon_run_info_file(bed.name).write_text(json.dumps(info, indent=2) + "\n")
         _wait_ready(d, log_path, offset, ready_timeout)
     except BaseException:
@@ -181,7 +211,7 @@ def _wait_ready(d: Daemon, log_path: Path, offset: int, timeout: float) -> None:
         if rc is not None:
             text = _read_from(log_path, offset)
             if rc == 2:
-                msgs = [l for l in text.splitlines() if l.startswith("linkemud:")]
+                msgs = [l for l in text.splitlines() if l.startswith(("linkemud:", "linkemuk:"))]
                 raise UsageError("\n".join(msgs) or text.strip() or "linkemud: usage error")
             raise DaemonStartError(f"linkemud exited with code {rc} before it was ready; "
                                    f"log ({log_path}):\n{_tail(text)}")
@@ -206,7 +236,7 @@ def start_auto(cfg: DaemonConfig, binary: Path | None = None, fallback: bool = T
     try:
         return start(cfg, binary)
     except DaemonStartError as e:
-        if not (fallback and cfg.pmd == "af_xdp"):
+        if not (fallback and cfg.pmd == "af_xdp" and cfg.io == "dpdk"):
             raise
         lines = str(e).splitlines()
         why = lines[0].split(";")[0] + (f": {lines[-1].strip()}" if len(lines) > 1 else "")

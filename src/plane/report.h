@@ -8,9 +8,10 @@
 #include "counters.h"
 #include "dp_counters.h"
 #include "hist.h"
-#include "layout.h"
+#include "link.h"
+#include "model_slot.h"
 #include "path.h"
-#include "ports.h"
+#include "port_counters.h"
 
 /* One class of the active model, counted since that model took over. */
 struct dp_class_report {
@@ -65,11 +66,9 @@ struct dp_report {
 	struct dp_direction_report dir[LE_DIRS];
 };
 
-/* Reads counters as one consistent snapshot (snapshot.h). live: the
- * lcores run and are asked; else they are stopped and read directly.
- * -1 when an lcore did not answer (stopping). */
-int dp_report_collect(struct dp_report *r, const struct dp_plan *plan, struct dp_direction dirs[LE_DIRS], int live,
-		      const volatile int *stop);
+/* Adds what a direction's models counted and hold (their drops, copies,
+ * events, depth, classes and text) to out. */
+void dp_report_add_models(struct dp_direction_report *out, const struct dp_model_slot_snapshot *m);
 int dp_report_conserved(const struct dp_direction_report *d);
 /* Drops by every cause, model and data plane, merged by name (a name both
  * count, "shutdown", once). Returns the number of causes (<= max). */

@@ -13,6 +13,7 @@
 
 #define DP_DEFAULT_CONTROL_PATH "/run/linkemu/linkemud.sock"
 #define DP_DEFAULT_MAX_LIMIT 10000u
+#define DP_VERSION "0.1.0"
 
 enum dp_layout_kind {
 	DP_LAYOUT_AUTO = 0,

@@ -5,22 +5,8 @@
 #include <string.h>
 
 #include "json.h"
-#include "snapshot.h"
 
 #define LINKEMUD_VERSION "0.1.0"
-
-/* Downstream first (snapshot.h): TX, then the task that runs the model,
- * then RX. */
-static int stage_rank(enum dp_task_kind k)
-{
-	switch (k) {
-	case DP_TASK_TX: return 0;
-	case DP_TASK_RUN_TO_COMPLETION:
-	case DP_TASK_WORKER: return 1;
-	case DP_TASK_RX: return 2;
-	}
-	return 3;
-}
 
 /* A hop's books: rx + dup (+ what it held at a reset) == tx + drops +
  * what it holds. */
@@ -29,19 +15,8 @@ static int hop_conserved(const struct dp_hop_report *h)
 	return h->ctr.rx + h->ctr.dup + h->in_flight_base == h->ctr.tx + le_counters_dropped(&h->ctr) + h->in_flight;
 }
 
-static void add_task(struct dp_direction_report *out, const struct dp_task_snapshot *s, enum dp_task_kind kind,
-		     uint64_t ring[2][2])
+void dp_report_add_models(struct dp_direction_report *out, const struct dp_model_slot_snapshot *m)
 {
-	dp_counters_add(&out->dp, &s->ctr);
-	out->in_flight += s->held;
-	/* ring[r][0]: frames put on ring r, ring[r][1]: frames taken from it */
-	switch (kind) {
-	case DP_TASK_RX: ring[0][0] += s->ring_out; break;
-	case DP_TASK_WORKER: ring[0][1] += s->ring_in; ring[1][0] += s->ring_out; break;
-	case DP_TASK_TX: ring[1][1] += s->ring_in; break;
-	case DP_TASK_RUN_TO_COMPLETION: break;
-	}
-	const struct dp_model_slot_snapshot *m = &s->models;
 	if (!m->active)
 		return;
 	/* The models' own rx/tx are internal hand-overs, not port counts;
@@ -73,45 +48,6 @@ static void add_task(struct dp_direction_report *out, const struct dp_task_snaps
 			out->hop[out->nhops++].in_flight = m->hop_depth[h];
 		}
 	}
-}
-
-static int collect_direction(struct dp_direction_report *out, const struct dp_plan *plan, struct dp_direction *dir,
-			     int live, const volatile int *stop, struct dp_task_snapshot *snap)
-{
-	uint64_t ring[2][2] = {{0, 0}, {0, 0}};
-	memset(&out->dp, 0, sizeof(out->dp));
-	memset(&out->model, 0, sizeof(out->model));
-	out->in_flight = 0;
-	out->in_flight_base = 0;
-	le_hist_init(&out->error);
-	for (int rank = 0; rank < 3; rank++) {
-		for (unsigned i = 0; i < plan->ntasks; i++) {
-			struct dp_task *t = plan->task[i];
-			if (t->dir != dir || stage_rank(t->kind) != rank)
-				continue;
-			if (dp_task_snapshot_take(t, live, stop, snap))
-				return -1;
-			add_task(out, snap, t->kind, ring);
-			le_hist_merge(&out->error, &t->error);
-		}
-	}
-	for (int r = 0; r < 2; r++)
-		out->in_flight += ring[r][0] - ring[r][1] - dir->ring_flushed[r];
-	dp_counters_add(&out->dp, &dir->shutdown_ctr);
-	dp_port_counters_read(dir->port_in, &out->port_in);
-	dp_port_counters_read(dir->port_out, &out->port_out);
-	return 0;
-}
-
-int dp_report_collect(struct dp_report *r, const struct dp_plan *plan, struct dp_direction dirs[LE_DIRS], int live,
-		      const volatile int *stop)
-{
-	struct dp_task_snapshot *snap = malloc(sizeof(*snap)); /* large: off the stack */
-	int rc = snap ? 0 : -1;
-	for (int d = 0; d < LE_DIRS && rc == 0; d++)
-		rc = collect_direction(&r->dir[d], plan, &dirs[d], live, stop, snap);
-	free(snap);
-	return rc;
 }
 
 static void port_subtract(struct dp_port_counters *c, const struct dp_port_counters *b)

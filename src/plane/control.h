@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "options.h"
 #include "state.h"
 
 #define DP_CONTROL_LINE_MAX 4096

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <rte_errno.h>
 
 struct dp_model *dp_model_new(const struct le_path_config *cfg, enum le_direction dir, uint64_t default_seed,
 			      const struct le_frame_ops *ops, char *err, size_t errlen)
@@ -34,26 +33,21 @@ static struct dp_model *model_of(struct le_path *p)
 	return (struct dp_model *)p; /* path is the first member */
 }
 
-int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t max_limit, const char *name,
-		       char *err, size_t errlen)
+int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t max_limit, char *err,
+		       size_t errlen)
 {
 	*s = (struct dp_model_slot){.active = first};
 	le_swap_init(&s->swap, &first->path);
 	s->max_retiring_depth = (uint64_t)(DP_MODEL_LIMITS - 2) * max_limit;
-	/* Room for every path le_swap can hand back, and the active one. */
-	s->retired = rte_ring_create(name, 4 * LE_SWAP_RETIRING_MAX, SOCKET_ID_ANY,
-				     RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (!s->retired) {
-		snprintf(err, errlen, "cannot create ring %s: %s", name, rte_strerror(rte_errno));
-		return -1;
-	}
+	(void)err;
+	(void)errlen;
 	return 0;
 }
 
 void dp_model_slot_collect(struct dp_model_slot *s)
 {
 	void *m;
-	while (s->retired && rte_ring_sc_dequeue(s->retired, &m) == 0)
+	while (dp_ptr_ring_take(&s->retired, &m) == 0)
 		dp_model_free(m);
 }
 
@@ -69,7 +63,6 @@ void dp_model_slot_fini(struct dp_model_slot *s)
 		dp_model_free(s->active); /* set but never handed to le_swap */
 	}
 	dp_model_free(s->mailbox);
-	rte_ring_free(s->retired);
 	*s = (struct dp_model_slot){0};
 }
 
@@ -105,7 +98,7 @@ void dp_model_slot_poll(struct dp_model_slot *s, le_ns_t now)
 	struct le_path *p;
 	/* The ring has room for every path there is: cannot fail. */
 	while (__builtin_expect(s->swap.ndrained != 0, 0) && (p = le_swap_take_drained(&s->swap)) != NULL)
-		rte_ring_sp_enqueue(s->retired, model_of(p));
+		(void)dp_ptr_ring_put(&s->retired, model_of(p));
 	struct dp_model *next = __atomic_load_n(&s->mailbox, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(next != NULL, 0)) {
 		try_stage(s, next);

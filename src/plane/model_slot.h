@@ -29,15 +29,19 @@
 
 #include <stdint.h>
 
-#include <rte_ring.h>
 
 #include "config.h"
+#include "ptr_ring.h"
 #include "counters.h"
 #include "frame.h"
 #include "path.h"
 #include "swap.h"
 
 #define DP_MODEL_LIMITS 3u
+
+/* The retired ring has room for every path le_swap can hand back and the
+ * active one, so the lcore's put never fails. */
+_Static_assert(DP_PTR_RING_CAP >= 4 * LE_SWAP_RETIRING_MAX, "retired ring too small");
 
 /* The model of one direction: its classes and their links. */
 struct dp_model {
@@ -50,12 +54,14 @@ struct dp_model_slot {
 	struct dp_model *active;             /* lcore publishes after a change */
 	struct dp_model *mailbox;            /* control sets, lcore clears */
 	le_ns_t mailbox_at;                  /* written before mailbox: 0 = at once */
-	struct rte_ring *retired;            /* lcore -> control (SP/SC) */
 	uint64_t staged_seq;                 /* lcore: changes taken from the mailbox */
 	uint64_t applied_seq;                /* lcore: changes applied */
 	uint64_t applied_ns;                 /* model time of the last change */
 	uint64_t max_retiring_depth;         /* stage only at or below */
 	uint32_t waiting_depth;              /* lcore: retiring frames when it last waited */
+	/* Last: touched only when a model retires, so the fields the lcore
+	 * reads every poll keep the cache lines they had. */
+	struct dp_ptr_ring retired;          /* lcore -> control (SP/SC) */
 };
 
 /* What the models of a direction hold and counted, as of one instant. */
@@ -83,8 +89,8 @@ struct dp_model *dp_model_new(const struct le_path_config *cfg, enum le_directio
 			      const struct le_frame_ops *ops, char *err, size_t errlen);
 void dp_model_free(struct dp_model *m);
 /* max_limit: the frames memory was sized for per model (DP_MODEL_LIMITS). */
-int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t max_limit, const char *name,
-		       char *err, size_t errlen);
+int dp_model_slot_init(struct dp_model_slot *s, struct dp_model *first, uint32_t max_limit, char *err,
+		       size_t errlen);
 /* Frees every model the slot holds (after the lcores stopped). Safe on a
  * slot that was never set up (zeroed) or only partly. */
 void dp_model_slot_fini(struct dp_model_slot *s);

@@ -6,7 +6,6 @@
 
 #include "units.h"
 
-#define DP_VERSION "0.1.0"
 #define DP_MAX_BURST 512u
 
 uint64_t dp_path_frame_limit(const struct le_path_config *c)

@@ -15,8 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rte_lcore.h>
-
 #include "json.h"
 #include "units.h"
 
@@ -114,7 +112,7 @@ static void cmd_show(struct dp_control *ctl, struct client *c)
 		return;
 	fputs("{\"ok\": true", f);
 	for (int d = 0; d < LE_DIRS; d++) {
-		const struct dp_model *m = __atomic_load_n(&ctl->st->dir[d].models.active, __ATOMIC_ACQUIRE);
+		const struct dp_model *m = __atomic_load_n(&ctl->st->slot[d]->active, __ATOMIC_ACQUIRE);
 		fprintf(f, ", \"%s\": ", le_direction_name(d));
 		le_json_string(f, m->text);
 	}
@@ -154,7 +152,7 @@ static int parse_at(struct dp_control *ctl, struct client *c, const char *dir_wo
 			    tl >= sizeof(word) ? "too long" : err);
 		return -1;
 	}
-	le_ns_t now = tsc_clock_now(ctl->st->clock);
+	le_ns_t now = ctl->st->now(ctl->st);
 	*at = relative ? now + v : v;
 	if (*at == 0)
 		*at = 1; /* 0 means "at once" to the lcore; model time 0 has passed anyway */
@@ -217,16 +215,16 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 			       "(restart it with --max-limit)", dir_word, frames, ctl->st->max_limit);
 		return;
 	}
-	struct dp_direction *dir = &ctl->st->dir[d];
+	struct dp_model_slot *slot = ctl->st->slot[d];
 	struct dp_model *m = dp_model_new(&cfg, d, ctl->st->seed, ctl->st->ops, err, sizeof(err));
 	if (!m) {
 		reply_error(c, "set %s: %s", dir_word, err);
 		return;
 	}
-	uint64_t *seq = timed ? &dir->models.staged_seq : &dir->models.applied_seq;
+	uint64_t *seq = timed ? &slot->staged_seq : &slot->applied_seq;
 	uint64_t seen = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 	unsigned waited = 0;
-	while (dp_model_slot_publish(&dir->models, m, at)) {
+	while (dp_model_slot_publish(slot, m, at)) {
 		if (waited >= APPLY_TIMEOUT_MS) {
 			dp_model_free(m);
 			reply_error(c, "set %s: the data plane did not take the previous change in %u ms",
@@ -243,11 +241,11 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 			sleep_ms(1);
 			if (++waited >= APPLY_TIMEOUT_MS) {
 				/* The lcore will still take it; say so rather than lie. */
-				uint32_t held = __atomic_load_n(&dir->models.waiting_depth, __ATOMIC_RELAXED);
+				uint32_t held = __atomic_load_n(&slot->waiting_depth, __ATOMIC_RELAXED);
 				reply_error(c, "set %s: not applied within %u ms (it will be once the earlier change "
 					       "has been applied and earlier models have drained: the lcore last saw "
 					       "%u frames in them, memory allows a new model at %" PRIu64 ")",
-					    dir_word, APPLY_TIMEOUT_MS, held, dir->models.max_retiring_depth);
+					    dir_word, APPLY_TIMEOUT_MS, held, slot->max_retiring_depth);
 				return;
 			}
 		}
@@ -255,7 +253,7 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 	if (timed)
 		reply_set(c, dir_word, m, "at_ns", at);
 	else
-		reply_set(c, dir_word, m, "applied_ns", __atomic_load_n(&dir->models.applied_ns, __ATOMIC_RELAXED));
+		reply_set(c, dir_word, m, "applied_ns", __atomic_load_n(&slot->applied_ns, __ATOMIC_RELAXED));
 }
 
 static void cmd_stats(struct dp_control *ctl, struct client *c)
@@ -483,8 +481,10 @@ struct dp_control *dp_control_start(const char *path, struct dp_state *st, char 
 		free(ctl);
 		return NULL;
 	}
-	/* A control thread: EAL pins it off the lcores' CPUs. */
-	if ((rc = rte_ctrl_thread_create(&ctl->thread, "linkemu-ctl", NULL, control_main, ctl)) != 0) {
+	/* The data plane may place it (DPDK: off the lcores' CPUs). */
+	rc = st->thread_create ? st->thread_create(&ctl->thread, "linkemu-ctl", control_main, ctl)
+			       : pthread_create(&ctl->thread, NULL, control_main, ctl);
+	if (rc != 0) {
 		snprintf(err, errlen, "control thread: %s", strerror(rc < 0 ? -rc : rc));
 		close(ctl->listen_fd);
 		unlink(path);

@@ -1,0 +1,175 @@
+#define _GNU_SOURCE /* ppoll */
+#include "kloop.h"
+
+#include <poll.h>
+#include <string.h>
+
+#include "ask.h"
+
+#define K_MIN_FRAME 14u       /* an Ethernet header */
+#define K_SLEEP_MAX_NS 1000000ull
+
+/* Receives one burst into the model, stamped with the time it was read. */
+static unsigned rx_burst(struct kloop *l, struct kdir *d, le_ns_t now)
+{
+	uint8_t *buf[K_BURST_MAX];
+	uint32_t len[K_BURST_MAX];
+	unsigned want = 0;
+	while (want < l->burst && (buf[want] = kbuf_get(&l->pool)) != NULL)
+		want++;
+	uint8_t *data[K_BURST_MAX];
+	for (unsigned i = 0; i < want; i++)
+		data[i] = kbuf_data(buf[i]);
+	unsigned k = want ? ksock_recv(d->in, data, K_FRAME_MAX, len, want) : 0;
+	for (unsigned i = 0; i < k; i++) {
+		if (len[i] < K_MIN_FRAME || len[i] > K_FRAME_MAX) {
+			/* A runt, or larger than a buffer (truncated): unusable. */
+			d->ctr.rx++;
+			d->ctr.rx_bytes += len[i];
+			d->ctr.drop[DP_DROP_MALFORMED]++;
+			kbuf_put(&l->pool, buf[i]);
+			continue;
+		}
+		*kbuf_len(buf[i]) = len[i];
+		d->ctr.rx++;
+		d->ctr.rx_bytes += len[i];
+		dp_model_slot_offer(&d->models, buf[i], len[i], now);
+	}
+	for (unsigned i = k; i < want; i++)
+		kbuf_put(&l->pool, buf[i]);
+	return k;
+}
+
+/* Sends pending frames; each sent one's emulation error is recorded. */
+static unsigned send_pending(struct kloop *l, struct kdir *d)
+{
+	struct kdir_pending *p = &d->pending;
+	if (p->count == 0)
+		return 0;
+	uint8_t *data[K_BURST_MAX];
+	for (unsigned i = 0; i < p->count; i++)
+		data[i] = kbuf_data(p->buf[p->first + i]);
+	le_ns_t send_time = kclock_now();
+	unsigned k = ksock_send(d->out, data, p->len + p->first, p->count);
+	for (unsigned i = 0; i < k; i++) {
+		unsigned j = p->first + i;
+		le_ns_t dl = p->deadline[j];
+		le_hist_record(&d->error, send_time >= dl ? send_time - dl : 0);
+		d->ctr.tx++;
+		d->ctr.tx_bytes += p->len[j];
+		kbuf_put(&l->pool, p->buf[j]);
+	}
+	p->first += k;
+	p->count -= k;
+	if (p->count == 0)
+		p->first = 0;
+	return k;
+}
+
+/* Moves due frames from the model into the (empty) pending buffer. */
+static unsigned take_due(struct kloop *l, struct kdir *d, le_ns_t now)
+{
+	struct le_frame f[K_BURST_MAX];
+	unsigned k = dp_model_slot_dequeue(&d->models, now, f, l->burst);
+	for (unsigned i = 0; i < k; i++) {
+		d->pending.buf[i] = f[i].handle;
+		d->pending.len[i] = f[i].len;
+		d->pending.deadline[i] = f[i].deadline;
+	}
+	d->pending.first = 0;
+	d->pending.count = k;
+	return k;
+}
+
+static unsigned dir_pass(struct kloop *l, struct kdir *d)
+{
+	le_ns_t now = kclock_now();
+	dp_model_slot_poll(&d->models, now);
+	unsigned moved = rx_burst(l, d, now);
+	/* Frames the kernel did not take last time go first. */
+	moved += send_pending(l, d);
+	if (d->pending.count == 0 && take_due(l, d, kclock_now()))
+		moved += send_pending(l, d);
+	return moved;
+}
+
+void kloop_snapshot(struct kloop *l, struct kdir_snapshot out[LE_DIRS])
+{
+	for (int i = 0; i < LE_DIRS; i++) {
+		struct kdir *d = &l->dir[i];
+		out[i].ctr = d->ctr;
+		out[i].held = d->pending.count;
+		out[i].error = d->error;
+		dp_model_slot_snapshot(&d->models, &out[i].models);
+		ksock_counters(d->in, &out[i].port_in);
+		ksock_counters(d->out, &out[i].port_out);
+	}
+}
+
+/* Nothing moved: sleep until shortly before the next deadline, or until a
+ * frame arrives, at most K_SLEEP_MAX_NS. */
+static void wait_for_work(struct kloop *l)
+{
+	le_ns_t next = UINT64_MAX;
+	int blocked = 0;
+	for (int i = 0; i < LE_DIRS; i++) {
+		le_ns_t x = le_swap_next_deadline(&l->dir[i].models.swap);
+		if (x < next)
+			next = x;
+		blocked |= l->dir[i].pending.count != 0;
+	}
+	le_ns_t now = kclock_now();
+	le_ns_t nap = K_SLEEP_MAX_NS;
+	if (next != UINT64_MAX)
+		nap = next <= now + l->spin_ns ? 0 : next - now - l->spin_ns;
+	if (nap > K_SLEEP_MAX_NS)
+		nap = K_SLEEP_MAX_NS;
+	if (nap == 0)
+		return; /* within spin_ns of a deadline: poll again at once */
+	struct pollfd pfd[2] = {{.fd = l->sock[0].fd, .events = POLLIN}, {.fd = l->sock[1].fd, .events = POLLIN}};
+	if (blocked) {
+		/* The kernel's send buffer was full: wake when it has room. */
+		for (int i = 0; i < LE_DIRS; i++)
+			if (l->dir[i].pending.count)
+				pfd[l->dir[i].out == &l->sock[0] ? 0 : 1].events |= POLLOUT;
+	}
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)nap};
+	(void)ppoll(pfd, 2, &ts, NULL);
+}
+
+void kloop_run(struct kloop *l)
+{
+	while (!__atomic_load_n(l->stop, __ATOMIC_RELAXED)) {
+		unsigned moved = 0;
+		for (int i = 0; i < LE_DIRS; i++)
+			moved += dir_pass(l, &l->dir[i]);
+		if (dp_ask_pending(&l->snap_req, &l->snap_done)) {
+			kloop_snapshot(l, l->snap);
+			dp_ask_answer(&l->snap_req, &l->snap_done);
+		}
+		if (moved == 0 && !l->busy_poll)
+			wait_for_work(l);
+	}
+}
+
+void kloop_shutdown(struct kloop *l, unsigned ms)
+{
+	le_ns_t give_up = kclock_now() + (le_ns_t)ms * 1000000ull;
+	for (int i = 0; i < LE_DIRS; i++) {
+		struct kdir *d = &l->dir[i];
+		le_ns_t now = kclock_now();
+		/* Frames already due have left the model: sending them is the
+		 * faithful ending. */
+		while (now < give_up) {
+			if (d->pending.count == 0 && take_due(l, d, now) == 0)
+				break;
+			send_pending(l, d);
+			now = kclock_now();
+		}
+		for (unsigned j = 0; j < d->pending.count; j++)
+			kbuf_put(&l->pool, d->pending.buf[d->pending.first + j]);
+		d->ctr.drop[DP_DROP_SHUTDOWN] += d->pending.count;
+		d->pending.count = d->pending.first = 0;
+		dp_model_slot_drain(&d->models);
+	}
+}

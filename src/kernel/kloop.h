@@ -1,0 +1,80 @@
+/* The kernel-socket data plane's forwarding thread: both directions, run
+ * to completion, like linkemud's `single` layout.
+ *
+ *   per pass, per direction:  sock_in --recvmmsg--> model (arrival = now)
+ *                             model --due frames--> pending --sendmmsg--> sock_out
+ *
+ * Time is CLOCK_MONOTONIC in ns (the model's clock). When a pass moved
+ * nothing, the thread sleeps in ppoll() on both sockets until shortly
+ * before the next deadline (spin_ns early, timer slack 1 ns) and then
+ * polls until it; with busy_poll it never sleeps. A sleep never exceeds
+ * 1 ms, so control requests (snapshots, live changes) are served within
+ * about a millisecond even on an idle link. */
+#ifndef K_LOOP_H
+#define K_LOOP_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "dp_counters.h"
+#include "hist.h"
+#include "kbuf.h"
+#include "ksock.h"
+#include "model_slot.h"
+#include "port_counters.h"
+
+#define K_BURST_MAX 512u
+
+struct kdir_pending {
+	uint8_t *buf[K_BURST_MAX];
+	uint32_t len[K_BURST_MAX];
+	le_ns_t deadline[K_BURST_MAX];
+	unsigned first, count;
+};
+
+struct kdir {
+	struct ksock *in, *out;
+	struct dp_model_slot models;
+	struct dp_counters ctr;       /* rx, tx, bytes, data-plane drops */
+	struct le_hist error;         /* emulation error: send time - deadline */
+	struct kdir_pending pending;  /* due, not yet taken by the kernel */
+};
+
+/* A direction's counts as of one pass boundary (the thread copies them). */
+struct kdir_snapshot {
+	struct dp_counters ctr;
+	unsigned held;                /* pending */
+	struct le_hist error;
+	struct dp_model_slot_snapshot models;
+	struct dp_port_counters port_in, port_out;
+};
+
+struct kloop {
+	struct kdir dir[LE_DIRS];
+	struct ksock sock[2];         /* 0: side A, 1: side B */
+	struct kbuf_pool pool;
+	unsigned burst;
+	le_ns_t spin_ns;
+	int busy_poll;
+	const volatile int *stop;
+	/* Snapshot on request (ask.h). */
+	uint64_t snap_req, snap_done;
+	struct kdir_snapshot snap[LE_DIRS];
+};
+
+static inline le_ns_t kclock_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (le_ns_t)ts.tv_sec * 1000000000ull + (le_ns_t)ts.tv_nsec;
+}
+
+/* Forwards until *stop. */
+void kloop_run(struct kloop *l);
+/* The forwarding thread, or anyone once it stopped. */
+void kloop_snapshot(struct kloop *l, struct kdir_snapshot out[LE_DIRS]);
+/* After the stop: sends what is already due (for up to `ms`), then frees
+ * everything else, counted as `shutdown` drops. */
+void kloop_shutdown(struct kloop *l, unsigned ms);
+
+#endif

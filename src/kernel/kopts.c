@@ -1,0 +1,78 @@
+#include "kopts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "options.h"
+#include "units.h"
+
+static void usage(void)
+{
+	printf("usage: linkemuk --iface-a IF --iface-b IF [--a2b GRAMMAR] [--b2a GRAMMAR] [options]\n"
+	       "\n"
+	       "The kernel-socket data plane: bridges interface A and interface B through an\n"
+	       "emulated link per direction, with raw AF_PACKET sockets (no DPDK, no hugepages;\n"
+	       "needs CAP_NET_RAW). a2b = frames received on A, sent on B.\n"
+	       "\n"
+	       "  --iface-a IF      side A's interface\n"
+	       "  --iface-b IF      side B's interface\n"
+	       "  --busy-poll       never sleep between deadlines (one CPU at 100 %%, best precision)\n"
+	       "  --spin-us N       wake N us before a deadline and poll until it (default %u)\n"
+	       "  --instance NAME   a name for this daemon (shown in ps; lets tools find it)\n"
+	       "\n"
+	       "and linkemud's options (--a2b, --b2a, --seed, --burst, --control, --no-control,\n"
+	       "--max-limit, --no-pm-qos, --json, --stats-file, --check); --layout and --ring-size\n"
+	       "do not apply (one thread runs both directions). Grammar: docs/grammar.md.\n",
+	       K_DEFAULT_SPIN_US);
+}
+
+int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen)
+{
+	memset(k, 0, sizeof(*k));
+	k->spin_us = K_DEFAULT_SPIN_US;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int has_value = i + 1 < argc;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage();
+			return 1;
+		} else if (strcmp(a, "--version") == 0) {
+			printf("linkemuk %s\n", DP_VERSION);
+			return 1;
+		} else if (strcmp(a, "--iface-a") == 0 || strcmp(a, "--iface-b") == 0 ||
+			   strcmp(a, "--instance") == 0) {
+			if (!has_value) {
+				snprintf(err, errlen, "%s: missing value", a);
+				return -1;
+			}
+			if (strcmp(a, "--instance") == 0)
+				k->instance = argv[++i];
+			else
+				k->iface[a[8] == 'a' ? 0 : 1] = argv[++i];
+		} else if (strcmp(a, "--busy-poll") == 0) {
+			k->busy_poll = 1;
+		} else if (strcmp(a, "--spin-us") == 0) {
+			uint64_t v;
+			char sub[128];
+			if (!has_value) {
+				snprintf(err, errlen, "%s: missing value", a);
+				return -1;
+			}
+			if (le_parse_u64(argv[++i], 0, 1000000, &v, sub, sizeof(sub))) {
+				snprintf(err, errlen, "--spin-us: '%s': %s", argv[i], sub);
+				return -1;
+			}
+			k->spin_us = (unsigned)v;
+		} else if (strcmp(a, "--layout") == 0 || strcmp(a, "--ring-size") == 0) {
+			snprintf(err, errlen, "%s does not apply to linkemuk (one thread runs both directions)", a);
+			return -1;
+		} else {
+			if (k->argc >= K_ARGS_MAX) {
+				snprintf(err, errlen, "too many arguments");
+				return -1;
+			}
+			k->argv[k->argc++] = argv[i];
+		}
+	}
+	return 0;
+}

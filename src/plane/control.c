@@ -67,24 +67,18 @@ static void send_text(struct client *c, const char *text, size_t len)
 	}
 }
 
-static void reply_error(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reply_error(struct client *c, const char *fmt, ...)
+/* Commands write their one reply line to `out`; the caller sends it. */
+static void reply_error(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply_error(FILE *out, const char *fmt, ...)
 {
-	char msg[LE_ERR_MAX + 256], *buf = NULL;
-	size_t len = 0;
+	char msg[LE_ERR_MAX + 256];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return;
-	fputs("{\"ok\": false, \"error\": ", f);
-	le_json_string(f, msg);
-	fputs("}\n", f);
-	fclose(f);
-	send_text(c, buf, len);
-	free(buf);
+	fputs("{\"ok\": false, \"error\": ", out);
+	le_json_string(out, msg);
+	fputs("}\n", out);
 }
 
 /* --- commands -------------------------------------------------------- */
@@ -103,23 +97,15 @@ static int parse_dir(const char *w, enum le_direction *d)
 	return -1;
 }
 
-static void cmd_show(struct dp_control *ctl, struct client *c)
+static void cmd_show(struct dp_state *st, FILE *f)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return;
 	fputs("{\"ok\": true", f);
 	for (int d = 0; d < LE_DIRS; d++) {
-		const struct dp_model *m = __atomic_load_n(&ctl->st->slot[d]->active, __ATOMIC_ACQUIRE);
+		const struct dp_model *m = __atomic_load_n(&st->slot[d]->active, __ATOMIC_ACQUIRE);
 		fprintf(f, ", \"%s\": ", le_direction_name(d));
 		le_json_string(f, m->text);
 	}
 	fputs("}\n", f);
-	fclose(f);
-	send_text(c, buf, len);
-	free(buf);
 }
 
 static void sleep_ms(unsigned ms)
@@ -131,7 +117,7 @@ static void sleep_ms(unsigned ms)
 /* `at TIME` after the direction: +DURATION from now, or DURATION as an
  * absolute model time (the clock of stats' time_ns). 1 when given,
  * 0 when not, -1 (replied) when malformed. *rest moves past it. */
-static int parse_at(struct dp_control *ctl, struct client *c, const char *dir_word, char **rest, le_ns_t *at)
+static int parse_at(struct dp_state *st, FILE *out, const char *dir_word, char **rest, le_ns_t *at)
 {
 	char *w = *rest + strspn(*rest, " \t");
 	size_t wl = strcspn(w, " \t");
@@ -140,7 +126,7 @@ static int parse_at(struct dp_control *ctl, struct client *c, const char *dir_wo
 	char *t = w + 2 + strspn(w + 2, " \t");
 	size_t tl = strcspn(t, " \t");
 	if (tl == 0) {
-		reply_error(c, "set %s at: missing time (+250ms from now, or a model time like 12.5s)", dir_word);
+		reply_error(out, "set %s at: missing time (+250ms from now, or a model time like 12.5s)", dir_word);
 		return -1;
 	}
 	char word[64], err[LE_ERR_MAX];
@@ -148,11 +134,11 @@ static int parse_at(struct dp_control *ctl, struct client *c, const char *dir_wo
 	int relative = word[0] == '+';
 	le_ns_t v;
 	if (tl >= sizeof(word) || le_parse_time(word + relative, LE_TIME_AT_MAX, &v, err, sizeof(err))) {
-		reply_error(c, "set %s at: bad time '%s': %s", dir_word, word,
+		reply_error(out, "set %s at: bad time '%s': %s", dir_word, word,
 			    tl >= sizeof(word) ? "too long" : err);
 		return -1;
 	}
-	le_ns_t now = ctl->st->now(ctl->st);
+	le_ns_t now = st->now(st);
 	*at = relative ? now + v : v;
 	if (*at == 0)
 		*at = 1; /* 0 means "at once" to the lcore; model time 0 has passed anyway */
@@ -160,27 +146,19 @@ static int parse_at(struct dp_control *ctl, struct client *c, const char *dir_wo
 	return 1;
 }
 
-static void reply_set(struct client *c, const char *dir_word, const struct dp_model *m, const char *key,
+static void reply_set(FILE *f, const char *dir_word, const struct dp_model *m, const char *key,
 		      uint64_t value)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return;
 	fprintf(f, "{\"ok\": true, \"dir\": \"%s\", \"config\": ", dir_word);
 	le_json_string(f, m->text);
 	fprintf(f, ", \"%s\": %" PRIu64 "}\n", key, value);
-	fclose(f);
-	send_text(c, buf, len);
-	free(buf);
 }
 
 /* Builds the model here, hands it to the lcore and waits until the lcore
  * has switched (so that every frame received after the reply meets the
  * new link), or, with `at`, until it has staged the change, which it
  * applies exactly at that model time. */
-static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
+static void cmd_set(struct dp_state *st, FILE *out, char *args)
 {
 	char *dir_word = args;
 	while (*dir_word == ' ' || *dir_word == '\t')
@@ -190,35 +168,35 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 		*grammar++ = '\0';
 	enum le_direction d;
 	if (!*dir_word) {
-		reply_error(c, "set: missing direction (a2b or b2a)");
+		reply_error(out, "set: missing direction (a2b or b2a)");
 		return;
 	}
 	if (parse_dir(dir_word, &d)) {
-		reply_error(c, "set: unknown direction '%s' (a2b or b2a)", dir_word);
+		reply_error(out, "set: unknown direction '%s' (a2b or b2a)", dir_word);
 		return;
 	}
 	le_ns_t at = 0;
-	int timed = parse_at(ctl, c, dir_word, &grammar, &at);
+	int timed = parse_at(st, out, dir_word, &grammar, &at);
 	if (timed < 0)
 		return;
 	static struct le_path_config cfg; /* large; only this thread parses */
 	char err[LE_ERR_MAX];
 	if (le_path_config_parse(grammar, &cfg, err, sizeof(err))) {
-		reply_error(c, "set %s: %s", dir_word, err);
+		reply_error(out, "set %s: %s", dir_word, err);
 		return;
 	}
 	/* Memory was sized for max_limit: larger queues could hold more
 	 * mbufs than the pool has. */
 	uint64_t frames = dp_path_frame_limit(&cfg);
-	if (frames > ctl->st->max_limit) {
-		reply_error(c, "set %s: limits of %" PRIu64 " frames exceed the %u linkemud reserved memory for "
-			       "(restart it with --max-limit)", dir_word, frames, ctl->st->max_limit);
+	if (frames > st->max_limit) {
+		reply_error(out, "set %s: limits of %" PRIu64 " frames exceed the %u linkemud reserved memory for "
+			       "(restart it with --max-limit)", dir_word, frames, st->max_limit);
 		return;
 	}
-	struct dp_model_slot *slot = ctl->st->slot[d];
-	struct dp_model *m = dp_model_new(&cfg, d, ctl->st->seed, ctl->st->ops, err, sizeof(err));
+	struct dp_model_slot *slot = st->slot[d];
+	struct dp_model *m = dp_model_new(&cfg, d, st->seed, st->ops, err, sizeof(err));
 	if (!m) {
-		reply_error(c, "set %s: %s", dir_word, err);
+		reply_error(out, "set %s: %s", dir_word, err);
 		return;
 	}
 	uint64_t *seq = timed ? &slot->staged_seq : &slot->applied_seq;
@@ -227,11 +205,11 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 	while (dp_model_slot_publish(slot, m, at)) {
 		if (waited >= APPLY_TIMEOUT_MS) {
 			dp_model_free(m);
-			reply_error(c, "set %s: the data plane did not take the previous change in %u ms",
+			reply_error(out, "set %s: the data plane did not take the previous change in %u ms",
 				    dir_word, APPLY_TIMEOUT_MS);
 			return;
 		}
-		dp_state_collect(ctl->st);
+		dp_state_collect(st);
 		sleep_ms(1);
 		waited++;
 	}
@@ -242,7 +220,7 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 			if (++waited >= APPLY_TIMEOUT_MS) {
 				/* The lcore will still take it; say so rather than lie. */
 				uint32_t held = __atomic_load_n(&slot->waiting_depth, __ATOMIC_RELAXED);
-				reply_error(c, "set %s: not applied within %u ms (it will be once the earlier change "
+				reply_error(out, "set %s: not applied within %u ms (it will be once the earlier change "
 					       "has been applied and earlier models have drained: the lcore last saw "
 					       "%u frames in them, memory allows a new model at %" PRIu64 ")",
 					    dir_word, APPLY_TIMEOUT_MS, held, slot->max_retiring_depth);
@@ -251,12 +229,12 @@ static void cmd_set(struct dp_control *ctl, struct client *c, char *args)
 		}
 	}
 	if (timed)
-		reply_set(c, dir_word, m, "at_ns", at);
+		reply_set(out, dir_word, m, "at_ns", at);
 	else
-		reply_set(c, dir_word, m, "applied_ns", __atomic_load_n(&slot->applied_ns, __ATOMIC_RELAXED));
+		reply_set(out, dir_word, m, "applied_ns", __atomic_load_n(&slot->applied_ns, __ATOMIC_RELAXED));
 }
 
-static void cmd_stats(struct dp_control *ctl, struct client *c)
+static void cmd_stats(struct dp_state *st, FILE *out)
 {
 	struct dp_report *r = calloc(1, sizeof(*r));
 	char *buf = NULL;
@@ -264,48 +242,48 @@ static void cmd_stats(struct dp_control *ctl, struct client *c)
 	FILE *f = r ? open_memstream(&buf, &len) : NULL;
 	if (!f) {
 		free(r);
-		reply_error(c, "stats: out of memory");
+		reply_error(out, "stats: out of memory");
 		return;
 	}
-	pthread_mutex_lock(&ctl->st->lock);
-	int rc = dp_state_report(ctl->st, r, 1);
-	pthread_mutex_unlock(&ctl->st->lock);
+	pthread_mutex_lock(&st->lock);
+	int rc = dp_state_report(st, r, 1);
+	pthread_mutex_unlock(&st->lock);
 	if (rc) {
 		fclose(f);
 		free(buf);
 		free(r);
-		reply_error(c, "stats: the data plane did not answer (linkemud is stopping)");
+		reply_error(out, "stats: the data plane did not answer (linkemud is stopping)");
 		return;
 	}
-	fputs("{\"ok\": true, \"stats\": ", f);
 	dp_report_print_json(f, r); /* ends with a newline */
 	fclose(f);
 	if (len > 0 && buf[len - 1] == '\n')
 		len--;
-	send_text(c, buf, len);
-	send_text(c, "}\n", 2);
+	fputs("{\"ok\": true, \"stats\": ", out);
+	fwrite(buf, 1, len, out);
+	fputs("}\n", out);
 	free(buf);
 	free(r);
 }
 
-static void cmd_reset_stats(struct dp_control *ctl, struct client *c)
+static void cmd_reset_stats(struct dp_state *st, FILE *out)
 {
 	struct dp_report *r = calloc(1, sizeof(*r));
 	if (!r) {
-		reply_error(c, "reset stats: out of memory");
+		reply_error(out, "reset stats: out of memory");
 		return;
 	}
-	pthread_mutex_lock(&ctl->st->lock);
-	if (dp_state_report(ctl->st, r, 0)) {
-		pthread_mutex_unlock(&ctl->st->lock);
+	pthread_mutex_lock(&st->lock);
+	if (dp_state_report(st, r, 0)) {
+		pthread_mutex_unlock(&st->lock);
 		free(r);
-		reply_error(c, "reset stats: the data plane did not answer (linkemud is stopping)");
+		reply_error(out, "reset stats: the data plane did not answer (linkemud is stopping)");
 		return;
 	}
-	free(ctl->st->baseline);
-	ctl->st->baseline = r;
-	pthread_mutex_unlock(&ctl->st->lock);
-	send_text(c, "{\"ok\": true}\n", 13);
+	free(st->baseline);
+	st->baseline = r;
+	pthread_mutex_unlock(&st->lock);
+	fputs("{\"ok\": true}\n", out);
 }
 
 static int is_text(const char *s, size_t len)
@@ -318,12 +296,12 @@ static int is_text(const char *s, size_t len)
 	return 1;
 }
 
-static void handle_line(struct dp_control *ctl, struct client *c, char *line, size_t len)
+void dp_control_handle_line(struct dp_state *st, char *line, size_t len, FILE *out)
 {
 	if (len && line[len - 1] == '\r')
 		line[--len] = '\0';
 	if (!is_text(line, len)) {
-		reply_error(c, "line is not text");
+		reply_error(out, "line is not text");
 		return;
 	}
 	char *cmd = line;
@@ -333,24 +311,38 @@ static void handle_line(struct dp_control *ctl, struct client *c, char *line, si
 	char *rest = cmd + wlen;
 	char *after = rest + strspn(rest, " \t");
 	if (wlen == 0) {
-		reply_error(c, "empty line (try help)");
+		reply_error(out, "empty line (try help)");
 	} else if (wlen == 4 && strncmp(cmd, "help", 4) == 0 && !*after) {
-		send_text(c, "{\"ok\": true, \"help\": \"", 22);
-		send_text(c, HELP, sizeof(HELP) - 1);
-		send_text(c, "\"}\n", 3);
+		fputs("{\"ok\": true, \"help\": \"", out);
+		fputs(HELP, out);
+		fputs("\"}\n", out);
 	} else if (wlen == 4 && strncmp(cmd, "show", 4) == 0 && !*after) {
-		cmd_show(ctl, c);
+		cmd_show(st, out);
 	} else if (wlen == 3 && strncmp(cmd, "set", 3) == 0) {
-		cmd_set(ctl, c, rest);
+		cmd_set(st, out, rest);
 	} else if (wlen == 5 && strncmp(cmd, "stats", 5) == 0 && !*after) {
-		cmd_stats(ctl, c);
+		cmd_stats(st, out);
 	} else if (wlen == 5 && strncmp(cmd, "reset", 5) == 0 && strcmp(after, "stats") == 0) {
-		cmd_reset_stats(ctl, c);
+		cmd_reset_stats(st, out);
 	} else {
 		cmd[wlen] = '\0';
-		reply_error(c, "unknown command '%.64s' (expected help, show, set, stats, reset stats)%s", cmd,
+		reply_error(out, "unknown command '%.64s' (expected help, show, set, stats, reset stats)%s", cmd,
 			    *after ? " or unexpected words after it" : "");
 	}
+}
+
+/* One line's reply, built whole and then sent whole. */
+static void client_handle_line(struct dp_control *ctl, struct client *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	dp_control_handle_line(ctl->st, c->line, c->len, f);
+	fclose(f);
+	send_text(c, buf, len);
+	free(buf);
 }
 
 /* --- the thread -------------------------------------------------------- */
@@ -369,14 +361,17 @@ static void client_read(struct dp_control *ctl, struct client *c)
 		if (ch == '\n') {
 			if (!c->discarding) {
 				c->line[c->len] = '\0';
-				handle_line(ctl, c, c->line, c->len);
+				client_handle_line(ctl, c);
 			}
 			c->len = 0;
 			c->discarding = 0;
 		} else if (c->discarding) {
 			continue;
 		} else if (c->len == DP_CONTROL_LINE_MAX) {
-			reply_error(c, "line longer than %d bytes", DP_CONTROL_LINE_MAX);
+			char msg[96];
+			int n = snprintf(msg, sizeof(msg), "{\"ok\": false, \"error\": \"line longer than %d bytes\"}\n",
+					 DP_CONTROL_LINE_MAX);
+			send_text(c, msg, (size_t)n);
 			c->discarding = 1;
 			c->len = 0;
 		} else {

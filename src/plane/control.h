@@ -9,6 +9,7 @@
 #define DP_CONTROL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "options.h"
 #include "state.h"
@@ -21,6 +22,12 @@ struct dp_control;
 /* Binds the socket (mode 0600) and starts the thread. NULL with a message
  * on failure. */
 struct dp_control *dp_control_start(const char *path, struct dp_state *st, char *err, size_t errlen);
+/* Handles one request line (without its newline; NUL-terminated at
+ * line[len], and modified) and writes its one reply line to out. What the
+ * control thread does with every line a client sends; callable without a
+ * socket or a thread (tests/fuzz/fuzz_control.c), but like that thread it
+ * is not reentrant: one caller at a time. */
+void dp_control_handle_line(struct dp_state *st, char *line, size_t len, FILE *out);
 /* Stops the thread, closes every client, removes the socket file. */
 void dp_control_stop(struct dp_control *c);
 

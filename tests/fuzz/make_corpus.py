@@ -22,7 +22,8 @@ REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE.parent), str(REPO / "python")]   # the kit (tests/) and linkemu
 from kit.frames import frames  # noqa: E402
 CORPUS = HERE / "corpus"
-WORDS = set((HERE / "grammar.dict").read_text().split('"')[1::2])
+CONTROL_WORDS = {"help", "show", "set", "stats", "reset", "a2b", "b2a", "at", " at +"}
+WORDS = set((HERE / "grammar.dict").read_text().split('"')[1::2]) - CONTROL_WORDS
 
 
 def put(target: str, data: bytes) -> None:
@@ -93,6 +94,19 @@ def frame_seeds() -> list[bytes]:
     return [bytes([sel]) + f for _what, f in frames() for sel in (0, 1, 2, 3, 0x81)]
 
 
+def control_seeds(grammars: list[str]) -> list[bytes]:
+    """Request lines (docs/control.md), good and bad, and `set` with a
+    sample of the grammar seeds, untimed and timed."""
+    lines = ["help", "show", "stats", "reset stats", "set a2b delay 5ms", "set b2a at +1ms loss 1%",
+             "set a2b at 2.5s rate 10mbit delay 20ms", "set b2a at 0 delay 1ms", "  show\r", "",
+             "bogus", "show me", "set", "set c2d delay 1ms", "set a2b at", "set a2b at +x delay 1ms",
+             "set a2b at +1ms", "set a2b delay", "set a2b limit 999999999", "reset", "reset stats now",
+             "help\x00", "stats\xff"]
+    for i, g in enumerate(grammars[::max(1, len(grammars) // 40)]):
+        lines.append(f"set {'a2b' if i % 2 == 0 else 'b2a'}{' at +3ms' if i % 3 == 0 else ''} {g}")
+    return [s.encode("latin-1") for s in lines if "\n" not in s]
+
+
 def main() -> int:
     for s in sorted(grammar_seeds()):
         put("grammar", s.encode())
@@ -102,6 +116,8 @@ def main() -> int:
         put("dist", s)
     for s in frame_seeds():
         put("frame", s)
+    for s in control_seeds(sorted(grammar_seeds())):
+        put("control", s)
     for d in sorted(CORPUS.iterdir()):
         print(f"{d.name}: {sum(1 for _ in d.iterdir())} files")
     return 0

@@ -14,7 +14,7 @@ SECONDS_EACH=${1:?usage: tests/fuzz/run.sh SECONDS [TARGET...]}
 shift
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(grammar trace dist frame)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(grammar trace dist frame control)
 
 # Every report is fatal; leaks are checked after each input.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:allocator_may_return_null=1}

@@ -55,6 +55,9 @@ def test_quick_delivery(quick):
     assert not failed, "\n".join(failed)
 
 
+# Not in `make test` (marker verdict, `make verdicts`): on a quiet machine this
+# verdict has not held yet (docs/testing.md, "Verdicts not yet holding").
+@pytest.mark.verdict
 def test_quick_timing(quick):
     """The band and the mean: a verdict only when no other linkemud shared
     the machine (the lab records it per run)."""

@@ -96,8 +96,14 @@ def test_corrupt(bed, run_link):
 
 
 def _early(r, below_ms: float) -> set[int]:
-    """Sequence numbers that arrived below below_ms of one-way delay (the
-    reordered ones skip the 10 ms delay and arrive within ~0.1 ms)."""
+    """Sequence numbers that arrived below below_ms of one-way delay. A
+    frame the link holds for its delay cannot arrive sooner than the delay
+    (both stamps are the same host's CLOCK_REALTIME, taken before the frame
+    reaches the link and after it leaves), so with below_ms just under the
+    delay the split is exact: a reordered frame lands on the wrong side only
+    if the machine held it (sender preempted between stamp and send, receive
+    path descheduled) for the whole delay. Reordered frames usually arrive
+    within ~0.1 ms, but gaps of a few ms occur on a shared VM."""
     return {s for s, rec in r.first.items() if (rec[2] - rec[1]) / 1e6 < below_ms}
 
 
@@ -113,7 +119,7 @@ def test_reorder(bed, run_link, grammar):
     # deadlines.
     on_time(final)
     a2b = final["directions"]["a2b"]
-    early = _early(r, 5.0)
+    early = _early(r, 9.9)
     ev = a2b["events"]["reordered"]
     print(f"{grammar}: {len(early)} went ahead, daemon counted {ev}, probe reordered {r.reordered}")
     assert r.received == n

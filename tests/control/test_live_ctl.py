@@ -11,6 +11,7 @@ import time
 
 from kit import CpuWatch, dpdk_only, linkemu, require_quiet, suite_bed
 from lckit import Stream
+from test_capture_unit import libpcap_times
 from linkemu.bed import netns
 from linkemu.bed.cpus import tool_cpus
 from linkemu.daemon import capture, control
@@ -270,6 +271,8 @@ def test_dumpcap_captures_what_the_link_delivers(run_link, bed_up, tmp_path):
         assert len(span) >= 0.7 * min(len(seen_in), len(seen_out)) > 0, (len(span), window)
         delays = [seen_out[q] - seen_in[q] for q in span]
         assert min(delays) >= 999_000, min(delays)
+        # libpcap reads the merge of dumpcap's files with the same times.
+        assert libpcap_times(both) == [p.ts_ns for p in pc.packets]
     finally:
         out_text, _ = pinger.communicate(timeout=60)
     # Capturing cost the link nothing.

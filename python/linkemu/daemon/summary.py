@@ -101,6 +101,10 @@ def fmt_direction(name: str, d: dict) -> list[str]:
                      f"(missed {before.get('imissed', 0)}, errors {before.get('ierrors', 0)}, "
                      f"no mbuf {before.get('rx_nombuf', 0)}); after: "
                      f"{(after or {}).get('oerrors', 0)} send errors at the output port")
+    for side, xs in (d.get("port_xstats") or {}).items():   # the drivers' own drop counters
+        if isinstance(xs, dict) and xs:
+            lines.append(f"    {side}put port driver counts: "
+                         + ", ".join(f"{k} {v}" for k, v in xs.items()))
     e = d.get("emulation_error_ns") or {}
     if e.get("count"):
         lines.append(f"    emulation error over {e['count']} frames: p50 {fmt_ns(e.get('p50'))}, "

@@ -275,3 +275,18 @@ def test_failure_messages():
     assert "does not serve packet capture" in m and "rte_pdump_init" in m
     m = capture._explain_failure(1, "EAL init failed: is primary process running?", "linkemu-lc")
     assert "could not attach" in m and "linkemu-lc" in m
+
+
+def test_merge_shares_interfaces_only_on_the_same_clock(tmp_path):
+    """Two files naming the same interfaces but with different if_tsoffset
+    keep their own IDBs, so each packet keeps its time."""
+    req = icmp_frame("198.18.0.1", "198.18.0.2", 8)
+    a, b = tmp_path / "a.pcapng", tmp_path / "b.pcapng"
+    a.write_bytes(shb() + idb("lc-a") + epb(0, 5, req, INBOUND))
+    b.write_bytes(shb() + idb("lc-a", tsoffset=1) + epb(0, 3, req, INBOUND))
+    pa, pb = capture.read_pcapng(a), capture.read_pcapng(b)
+    out = tmp_path / "ab.pcapng"
+    capture.merge([pa, pb], [pa.packets, pb.packets], out)
+    pc = capture.read_pcapng(out)
+    assert len(pc.interfaces) == 2
+    assert [(p.interface, p.ts_ns) for p in pc.packets] == [(0, 5), (1, 1_000_000_003)]

@@ -185,10 +185,11 @@ def _copy(section: ngblocks.SectionHeader, blk, **change):
 
 
 def _same_interface(a: ngblocks.InterfaceDescription, b: ngblocks.InterfaceDescription) -> bool:
-    # Name, link type, snap length and resolution; other options may differ
-    # in bytes (each dumpcap records its own process's view).
-    return ((a.link_type, a.snaplen, a.options.get("if_name"), ticks_per_s(a))
-            == (b.link_type, b.snaplen, b.options.get("if_name"), ticks_per_s(b)))
+    # Name, link type, snap length and clock (resolution, offset): a packet
+    # of either file then means the same time under either IDB. Other
+    # options may differ in bytes (each dumpcap records its own view).
+    return ((a.link_type, a.snaplen, a.options.get("if_name"), _clock(a))
+            == (b.link_type, b.snaplen, b.options.get("if_name"), _clock(b)))
 
 
 def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLike) -> None:

@@ -6,6 +6,13 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
+#include "xsk_stats.h"
+
+/* The AF_XDP sockets each port's driver opened (xsk_stats.h says why we
+ * keep them): written once by dp_port_start, read by the control thread's
+ * reports afterwards. */
+static struct dp_xsk_fds port_xsks[DP_PORTS];
+
 int dp_ports_check(char *err, size_t errlen)
 {
 	unsigned n = rte_eth_dev_count_avail();
@@ -48,6 +55,8 @@ int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_memp
 			 rte_strerror(-rc));
 		return -1;
 	}
+	struct dp_xsk_fds xsks_before, xsks_after;
+	dp_xsk_fds_list(&xsks_before);
 	int socket = rte_eth_dev_socket_id(port);
 	if ((rc = rte_eth_rx_queue_setup(port, 0, q->nb_rxd, socket, NULL, pool)) != 0) {
 		snprintf(err, errlen, "port %u (%s): RX queue setup failed: %s", port, info.driver_name,
@@ -66,6 +75,9 @@ int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_memp
 	}
 	/* Some virtual PMDs have no promiscuous switch; they receive all anyway. */
 	(void)rte_eth_promiscuous_enable(port);
+	dp_xsk_fds_list(&xsks_after);
+	if (port < DP_PORTS)
+		dp_xsk_fds_new(&xsks_before, &xsks_after, &port_xsks[port]);
 	return 0;
 }
 
@@ -79,6 +91,14 @@ int dp_port_counters_read(uint16_t port, struct dp_port_counters *out)
 		.ipackets = st.ipackets, .opackets = st.opackets, .imissed = st.imissed,
 		.ierrors = st.ierrors, .rx_nombuf = st.rx_nombuf, .oerrors = st.oerrors,
 	};
+	/* What the PMD leaves out of imissed/ierrors: frames the kernel
+	 * dropped because our RX ring was full or gave a bad descriptor
+	 * (its rx_dropped is in imissed already). */
+	struct dp_xsk_counts k;
+	if (port < DP_PORTS && dp_xsk_counts_read(&port_xsks[port], &k) == 0) {
+		out->imissed += k.rx_ring_full;
+		out->ierrors += k.rx_invalid_descs;
+	}
 	return 0;
 }
 
@@ -103,5 +123,14 @@ int dp_port_xstats_read(uint16_t port, struct dp_port_xstats *out)
 	}
 	free(names);
 	free(vals);
+	/* The AF_XDP sockets' own counts, under names that say so. */
+	struct dp_xsk_counts k;
+	if (port < DP_PORTS && dp_xsk_counts_read(&port_xsks[port], &k) == 0) {
+		dp_xstats_offer(out, "xsk_rx_ring_full", k.rx_ring_full);
+		dp_xstats_offer(out, "xsk_rx_dropped", k.rx_dropped);
+		dp_xstats_offer(out, "xsk_rx_invalid_descs_dropped", k.rx_invalid_descs);
+		dp_xstats_offer(out, "xsk_tx_invalid_descs_dropped", k.tx_invalid_descs);
+		rc = 0;
+	}
 	return rc;
 }

@@ -19,7 +19,7 @@ DIRECTIONS = ("a2b", "b2a")
 # The daemon's drop causes in its order (counters.h); the JSON carries them
 # all, this is for views that list them before any has happened.
 DROP_CAUSES = ("loss", "queue_full", "ring_full", "shutdown", "malformed",
-               "queue_head", "codel", "stalled")
+               "queue_head", "codel", "stalled", "punt_full", "punt_down", "punt_dropped")
 
 
 def conservation_problems(final: dict) -> list[str]:
@@ -44,9 +44,10 @@ def conservation_problems(final: dict) -> list[str]:
             problems.append(f"{name}: dropped_total {total} != sum of causes "
                             f"{sum(causes.values())} ({causes})")
         dup = d.get("dup", 0)
-        if rx + dup != tx + total + fl:
-            problems.append(f"{name}: rx {rx} + dup {dup} != tx {tx} + dropped {total} + "
-                            f"in_flight {fl} (off by {rx + dup - tx - total - fl})")
+        inj = d.get("injected", 0)   # new frames from punted classes' processes (docs/punt.md)
+        if rx + dup + inj != tx + total + fl:
+            problems.append(f"{name}: rx {rx} + dup {dup} + injected {inj} != tx {tx} + dropped "
+                            f"{total} + in_flight {fl} (off by {rx + dup + inj - tx - total - fl})")
     if final.get("conserved") is False and not problems:
         problems.append("the daemon reports conserved=false although the totals add up")
     return problems

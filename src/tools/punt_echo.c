@@ -38,6 +38,7 @@ struct opts {
 	uint64_t work_ns;
 	double wait_s;
 	uint64_t drop_every, inject_every;
+	uint64_t spin_us;
 };
 
 struct counts {
@@ -71,7 +72,7 @@ static void work(uint64_t ns)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: punt_echo (--fifo PATH | --shm NAME) [--work-ns N] [--wait SECONDS]\n"
-		   "                 [--drop-every N] [--inject-every N]\n"
+		   "                 [--spin-us N] [--drop-every N] [--inject-every N]\n"
 		   "Returns every frame of a punted class (`punt fifo PATH` / `punt shm NAME`) to linkemud.\n");
 }
 
@@ -104,13 +105,14 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 		} else if (strcmp(a, "--work-ns") == 0 || strcmp(a, "--drop-every") == 0 ||
-			   strcmp(a, "--inject-every") == 0) {
+			   strcmp(a, "--inject-every") == 0 || strcmp(a, "--spin-us") == 0) {
 			unsigned long long n = strtoull(v, &end, 10);
 			if (*end || errno || v[0] == '-') {
 				fprintf(stderr, "punt_echo: %s: '%s' is not a whole number\n", a, v);
 				return -1;
 			}
-			*(a[2] == 'w' ? &o->work_ns : a[2] == 'd' ? &o->drop_every : &o->inject_every) = n;
+			*(a[2] == 'w' ? &o->work_ns : a[2] == 'd' ? &o->drop_every : a[2] == 's' ? &o->spin_us
+											   : &o->inject_every) = n;
 		} else {
 			fprintf(stderr, "punt_echo: unknown option '%s'\n", a);
 			return -1;
@@ -321,10 +323,12 @@ static int run_shm(const struct opts *o, struct counts *c)
 			if (unreleased)
 				punt_ring_release(&in);
 			unpublished = unreleased = 0;
-			/* Spin a little (an answer is due soon under load), then
-			 * sleep until linkemud publishes more. */
-			uint64_t spin_until = now_ns() + 20000;
-			while (punt_ring_peek(&in) == NULL && now_ns() < spin_until)
+			/* Spin a little if asked (--spin-us: saves a wake-up per
+			 * batch when a CPU is free for it; on a shared machine
+			 * the spin takes the CPU the daemon needs), then sleep
+			 * until linkemud publishes more. */
+			uint64_t spin_until = now_ns() + o->spin_us * 1000;
+			while (o->spin_us && punt_ring_peek(&in) == NULL && now_ns() < spin_until)
 				;
 			if (punt_ring_peek(&in) == NULL && punt_ring_prepare_sleep(&in, &seen))
 				futex_wait(&in.ctl->head, seen, 100000000L);

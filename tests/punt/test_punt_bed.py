@@ -200,3 +200,30 @@ def test_killed_process_is_reported_and_replaced(run_link, bed_up, transport):
     from linkemu.bed import paths
     log = paths.daemon_log_file(bed_up.name).read_text(errors="replace")
     assert "process went away" in log and "process attached" in log, log[-2000:]
+
+
+@pytest.mark.parametrize("transport", ["fifo", "shm"])
+def test_python_example_round_trips(run_link, bed_up, transport):
+    # docs/punt.md's Python example is a working peer over both transports.
+    import sys
+    from linkemu.bed.paths import repo_root
+    link = run_link(udp_class(transport, 9404, "delay 1ms"), "")
+    name = FIFO if transport == "fifo" else SHM
+    p = subprocess.Popen([sys.executable, str(repo_root() / "examples" / "punt_echo.py"),
+                          f"--{transport}", name], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        attached(link)
+        r = probe(bed_up, ProbeSpec(ip_len=300, pps=500.0, count=200, port=9404))
+    finally:
+        final = link.stop()
+        try:
+            _, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+    assert r["receiver"]["received"] == 200, (r["receiver"], err)
+    d = final["directions"]["a2b"]
+    books(d)
+    assert punt_of(d)["returned"] == punt_of(d)["sent"] == 200, punt_of(d)
+    assert p.returncode == 0 and "200 frames" in err, err

@@ -34,7 +34,11 @@
  * 64 KiB holds ~800). Best effort: an unprivileged process may be
  * refused more than /proc/sys/fs/pipe-max-size. */
 #define PIPE_BYTES (256 * 1024)
-#define SHM_READ_MAX 256u     /* answers taken per pass and channel */
+/* Answers taken back per pass and channel: about a burst, so a process
+ * that answers in big batches does not flood the class's link with more
+ * due frames than the data plane sends per pass (the rest waits in the
+ * pipe or ring: backpressure to the process, not drops here). */
+#define TAKE_MAX 64u
 
 struct chan {
 	enum le_direction dir;
@@ -203,23 +207,30 @@ static int fifo_flush(struct chan *c)
 	return e == EPIPE || e == EIO ? -1 : 0;
 }
 
-/* One read (up to the buffer): every complete record into the link. */
+/* Up to TAKE_MAX records into the link: those already read first, then
+ * one read (when they were not enough) for more. */
 static unsigned fifo_read(struct dp_punt_set *s, struct chan *c, struct le_swap *swap, le_ns_t now)
 {
 	struct punt_rbuf *b = c->rb;
 	struct punt_hdr h;
 	const uint8_t *frame;
 	unsigned got = 0;
-	size_t room = punt_rbuf_compact(b);
-	ssize_t r = read(c->fd_in, b->buf + b->have, room);
-	int k;
+	int k = 0;
 
-	if (r <= 0)
-		return 0;
-	b->have += (size_t)r;
-	while ((k = punt_rbuf_next(b, &h, &frame)) == 1) {
-		deliver(s, c, swap, &h, frame, now);
-		got++;
+	for (int pass = 0; pass < 2 && got < TAKE_MAX && !c->broken; pass++) {
+		if (pass == 1) {
+			size_t room = punt_rbuf_compact(b);
+			ssize_t r = room ? read(c->fd_in, b->buf + b->have, room) : 0;
+			if (r <= 0)
+				break;
+			b->have += (size_t)r;
+		}
+		while (got < TAKE_MAX && (k = punt_rbuf_next(b, &h, &frame)) == 1) {
+			deliver(s, c, swap, &h, frame, now);
+			got++;
+		}
+		if (k < 0)
+			break;
 	}
 	if (k < 0 && !c->broken) {
 		c->st.protocol_errors++;
@@ -337,7 +348,7 @@ static unsigned shm_read(struct dp_punt_set *s, struct chan *c, struct le_swap *
 	const uint8_t *slot;
 	struct punt_hdr h;
 
-	while (got < SHM_READ_MAX && (slot = punt_ring_peek(&c->in)) != NULL) {
+	while (got < TAKE_MAX && (slot = punt_ring_peek(&c->in)) != NULL) {
 		punt_hdr_get(slot, &h);
 		if (h.len > PUNT_FRAME_MAX || h.flags != 0)
 			c->st.protocol_errors++; /* a slot stands alone: skip it */
@@ -615,7 +626,7 @@ unsigned dp_punt_poll(struct dp_punt_set *s, enum le_direction dir, struct le_sw
 			continue;
 		if (c->cfg.transport == LE_PUNT_SHM) {
 			got += shm_read(s, c, swap, now);
-		} else if (held(c) || now >= c->next_read) {
+		} else if (held(c) || c->rb->have > c->rb->off || now >= c->next_read) {
 			c->next_read = now + IDLE_READ_NS;
 			got += fifo_read(s, c, swap, now);
 			if (c->broken)

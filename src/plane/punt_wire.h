@@ -46,7 +46,7 @@
 #define PUNT_FRAME_MAX 2048u      /* an mbuf's data room (RTE_MBUF_DEFAULT_DATAROOM) */
 #define PUNT_HDR_LEN 16u
 #define PUNT_SLOT_SIZE (PUNT_HDR_LEN + PUNT_FRAME_MAX)
-#define PUNT_SHM_SLOTS 1024u       /* per ring: about 2 MiB each */
+#define PUNT_SHM_SLOTS 4096u       /* per ring: about 8 MiB each, ~16 ms at 250 kpps */
 #define PUNT_SHM_HEAD 4096u        /* the segment header's page */
 #define PUNT_RING_CTL 256u         /* a ring's indices, before its slots */
 

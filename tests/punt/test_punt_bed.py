@@ -17,6 +17,7 @@ from linkemu.instruments.ping import ping
 # Two processes per test at most; names apart from other suites' (bed lw).
 FIFO = "/tmp/linkemu-lw-punt"
 SHM = "linkemu-lw-punt"
+N_STALL = 6000
 CHANNEL = {"fifo": f"fifo {FIFO}", "shm": f"shm {SHM}"}
 
 
@@ -142,15 +143,15 @@ def test_stalled_process_fills_its_channel(run_link, bed_up, transport):
     try:
         attached(link)
         os.kill(echo.p.pid, signal.SIGSTOP)
-        # 4000 frames of 214 bytes: more than the pipe (256 KiB, ~1100
-        # records) or the ring (1024 slots) holds
-        probe(bed_up, ProbeSpec(ip_len=200, pps=20000.0, count=4000, port=9402, idle_s=0.5))
+        # 6000 frames of 214 bytes: more than the pipe (256 KiB, ~1100
+        # records) or the ring (4096 slots) holds
+        probe(bed_up, ProbeSpec(ip_len=200, pps=20000.0, count=N_STALL, port=9402, idle_s=0.5))
         pr = ping(bed_up, count=5, interval=0.05, deadline_s=10)
         assert pr.received == 5, "the default link stopped forwarding"
         with link.client() as ctl:
             p = punt_of(ctl.stats()["directions"]["a2b"])
         assert p["up"] and p["punt_full"] > 0 and p["punt_down"] == 0, p
-        assert p["held"] > 0 and p["sent"] + p["punt_full"] == 4000, p
+        assert p["held"] > 0 and p["sent"] + p["punt_full"] == N_STALL, p
         os.kill(echo.p.pid, signal.SIGCONT)
         with link.client() as ctl:
             wait_for(lambda: punt_of(ctl.stats()["directions"]["a2b"])["held"] == 0, "the answers")
@@ -160,7 +161,7 @@ def test_stalled_process_fills_its_channel(run_link, bed_up, transport):
     d = final["directions"]["a2b"]
     books(d)
     p = punt_of(d)
-    assert p["returned"] == p["sent"] and p["punt_full"] == 4000 - p["sent"], p
+    assert p["returned"] == p["sent"] and p["punt_full"] == N_STALL - p["sent"], p
 
 
 @pytest.mark.parametrize("transport", ["fifo", "shm"])

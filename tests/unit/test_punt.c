@@ -536,7 +536,8 @@ static void test_shm_books(void)
 	}
 	punt_ring_publish(&out);
 	punt_ring_release(&in);
-	rig_pass(&r, 1000);
+	for (int i = 0; i < 3; i++) /* up to a burst of answers per pass */
+		rig_pass(&r, 1000);
 	struct dp_punt_status st = status(&r);
 	CHECK(st.returned == 100 && st.dropped == 1 && st.held == PUNT_SHM_SLOTS - 101, "returned %llu held %llu",
 	      (unsigned long long)st.returned, (unsigned long long)st.held);

@@ -535,6 +535,31 @@ fail:
 	return -1;
 }
 
+int dp_punt_accepts(const struct dp_punt_set *s, enum le_direction dir, const struct le_path_config *cfg,
+		    char *err, size_t errlen)
+{
+	for (unsigned k = 0; k < cfg->nclasses; k++) {
+		const struct le_class_config *cc = &cfg->cls[k];
+		const struct chan *c = NULL;
+
+		if (cc->punt.transport == LE_PUNT_NONE)
+			continue;
+		for (unsigned i = 0; s != NULL && i < s->n[dir] && c == NULL; i++)
+			if (s->ch[dir][i]->cfg.transport == cc->punt.transport &&
+			    strcmp(s->ch[dir][i]->cfg.name, cc->punt.name) == 0)
+				c = s->ch[dir][i];
+		if (c == NULL)
+			return le_err(err, errlen,
+				      "class %s: punt %s %s: no such channel was opened at start (channels are made "
+				      "when linkemud starts: restart it to add one)",
+				      cc->name, le_punt_transport_name(cc->punt.transport), cc->punt.name);
+		if (strcmp(c->st.cls, cc->name) != 0)
+			return le_err(err, errlen, "class %s: punt %s %s: the channel belongs to class %s",
+				      cc->name, le_punt_transport_name(cc->punt.transport), cc->punt.name, c->st.cls);
+	}
+	return 0;
+}
+
 void dp_punt_bind(struct dp_punt_set *s, struct le_frame_ops *ops)
 {
 	if (s == NULL)

@@ -61,6 +61,11 @@ int dp_punt_open(struct dp_punt_set **out, const struct le_path_config cfg[LE_DI
 /* Closes every channel, tells attached processes linkemud stopped,
  * removes the FIFOs and the segment. Safe with NULL. */
 void dp_punt_close(struct dp_punt_set *s);
+/* A live change (`set`): 0 when every class cfg punts has the channel
+ * opened for it at start (same class, transport and name); else -1 and
+ * why (channels are made only at start). s may be NULL (none opened). */
+int dp_punt_accepts(const struct dp_punt_set *s, enum le_direction dir, const struct le_path_config *cfg,
+		    char *err, size_t errlen);
 /* Sets ops->punt so the models hand punted frames to the set. */
 void dp_punt_bind(struct dp_punt_set *s, struct le_frame_ops *ops);
 

@@ -228,3 +228,26 @@ def test_python_example_round_trips(run_link, bed_up, transport):
     books(d)
     assert punt_of(d)["returned"] == punt_of(d)["sent"] == 200, punt_of(d)
     assert p.returncode == 0 and "200 frames" in err, err
+
+
+def test_live_set_keeps_or_refuses_channels(run_link, bed_up):
+    # `set` may change a punted class's link (its channel stays); a
+    # channel not opened at start is refused with the reason, and the
+    # running configuration is unchanged.
+    from linkemu.daemon.control import ControlError
+    link = run_link(udp_class("fifo", 9405), "")
+    echo = Echo("fifo")
+    try:
+        attached(link)
+        with link.client() as ctl:
+            ctl.set("a2b", udp_class("fifo", 9405, "delay 3ms"))
+            with pytest.raises(ControlError, match="no such channel was opened at start"):
+                ctl.set("a2b", udp_class("shm", 9405))
+            assert ctl.show()["a2b"].endswith(f"punt fifo {FIFO} delay 3ms")
+        r = probe(bed_up, ProbeSpec(ip_len=200, pps=1000.0, count=100, port=9405))
+    finally:
+        final = link.stop()
+        echo.stop()
+    assert r["receiver"]["received"] == 100
+    assert r["receiver"]["delay_ns"]["min"] >= 3_000_000, r["receiver"]["delay_ns"]
+    books(final["directions"]["a2b"])

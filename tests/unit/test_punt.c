@@ -451,6 +451,23 @@ static void test_fifo_books(const char *dir)
 	st = status(&r);
 	CHECK(!st.up && st.peers_lost == 1 && st.down == 1 + 3, "down %llu", (unsigned long long)st.down);
 	rig_books(&r, "process gone");
+	/* a live change may keep the channel, not add one or move it */
+	{
+		struct le_path_config live;
+		char err[LE_ERR_MAX] = "";
+
+		snprintf(text, sizeof(text), "; class ctl match ether arp : punt fifo %s/p delay 9ms", dir);
+		CHECK(le_path_config_parse(text, &live, err, sizeof(err)) == 0);
+		CHECK(dp_punt_accepts(r.set, LE_DIR_A2B, &live, err, sizeof(err)) == 0, "%s", err);
+		CHECK(dp_punt_accepts(r.set, LE_DIR_B2A, &live, err, sizeof(err)) < 0 &&
+		      strstr(err, "no such channel was opened at start") != NULL, "%s", err);
+		snprintf(text, sizeof(text), "; class other match ether arp : punt fifo %s/p", dir);
+		CHECK(le_path_config_parse(text, &live, err, sizeof(err)) == 0);
+		CHECK(dp_punt_accepts(r.set, LE_DIR_A2B, &live, err, sizeof(err)) < 0 &&
+		      strstr(err, "belongs to class ctl") != NULL, "%s", err);
+		CHECK(le_path_config_parse("; class ctl match ether arp : punt shm x", &live, err, sizeof(err)) == 0);
+		CHECK(dp_punt_accepts(NULL, LE_DIR_A2B, &live, err, sizeof(err)) < 0);
+	}
 	rig_offer(&r, frame(0, 9)); /* the rest still forwards */
 	rig_pass(&r, 2 * LE_NS_PER_MS);
 	rig_books(&r, "after");

@@ -82,15 +82,16 @@ def books(d: dict) -> None:
     assert ctl["rx"] == p["returned"] + p["injected"], (ctl, p)
 
 
-@pytest.mark.parametrize("transport", ["fifo", "shm"])
-def test_round_trip_ping_and_udp(run_link, bed_up, transport):
+@pytest.mark.parametrize("transport,io", [("fifo", "dpdk"), ("shm", "dpdk"), ("fifo", "kernel")])
+def test_round_trip_ping_and_udp(run_link, bed_up, transport, io):
     # Every IPv4 frame of both directions through a process (a2b over
     # `transport`, b2a over the other), and the class's own delay after
-    # it: ping's replies come back, a UDP probe arrives whole.
+    # it: ping's replies come back, a UDP probe arrives whole. The kernel
+    # data plane (linkemuk) shares the channel code.
     other = "shm" if transport == "fifo" else "fifo"
     a2b = f"; class ctl match ether ipv4 : punt {CHANNEL[transport]} delay 5ms"
     b2a = f"; class ctl match ether ipv4 : punt {CHANNEL[other]}-r"
-    link = run_link(a2b, b2a, "--punt-echo")
+    link = run_link(a2b, b2a, "--punt-echo", "--io", io)
     attached(link)
     pr = ping(bed_up, count=10, interval=0.05, deadline_s=10)
     assert pr.received == 10, pr

@@ -84,8 +84,10 @@ def fmt_direction(name: str, d: dict) -> list[str]:
              f"in flight {d.get('in_flight', 0)}",
              f"    dropped {d.get('dropped_total', 0)}: {nonzero}"]
     events = {k: n for k, n in (d.get("events") or {}).items() if n}
-    if d.get("dup") or events:
-        extra = ([f"dup {d['dup']}"] if d.get("dup") else []) + [f"{k} {n}" for k, n in events.items()]
+    if d.get("dup") or d.get("injected") or events:
+        extra = (([f"dup {d['dup']}"] if d.get("dup") else [])
+                 + ([f"injected {d['injected']}"] if d.get("injected") else [])
+                 + [f"{k} {n}" for k, n in events.items()])
         lines.append(f"    also: {', '.join(extra)}")
     classes = d.get("classes") or []
     for c in classes:
@@ -96,6 +98,12 @@ def fmt_direction(name: str, d: dict) -> list[str]:
             lines.append(f"      hop {h['hop']}: in {h['rx']}, out {h['tx']}, "
                          f"dropped {sum(h.get('dropped', {}).values())}, dup {h.get('dup', 0)}, "
                          f"held {h['in_flight']}{'' if h.get('conserved') else '  (NOT CONSERVED)'}")
+    for p in d.get("punt") or []:   # punted classes' channels (docs/punt.md)
+        lines.append(f"    punt class {p['class']} ({p['transport']} {p['name']}): "
+                     f"{'attached' if p['up'] else 'NO PROCESS'}, sent {p['sent']}, returned "
+                     f"{p['returned']}, injected {p['injected']}, punt_dropped {p['punt_dropped']}, "
+                     f"punt_full {p['punt_full']}, punt_down {p['punt_down']}, held {p['held']}, "
+                     f"processes lost {p['peers_lost']}")
     before, after = d.get("before_rx"), d.get("after_tx")
     if before is not None:   # what the ports counted outside the books above
         lines.append(f"    before linkemud: {before.get('total', 0)} lost at the input port "

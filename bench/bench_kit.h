@@ -15,7 +15,7 @@ static void bench_nop_free(void *ctx, void *h)
 	(void)h;
 }
 
-static const struct le_frame_ops bench_ops = {NULL, NULL, bench_nop_free, NULL};
+static const struct le_frame_ops bench_ops = {NULL, NULL, bench_nop_free, NULL, NULL, NULL};
 
 static inline uint64_t bench_now_ns(void)
 {

@@ -19,5 +19,11 @@ report="$build/bench-report.txt"
 	echo
 	echo "== the cost of a live change"
 	"$build/bench/bench_swap_cost"
+	echo
+	# Needs root and a bed (namespaces); numpy from the checkout's venv.
+	echo "== the tail and the cost of waiting: --wait busy vs adaptive on bed li (af_xdp), against the noise floor"
+	py=${PYTHON:-../.venv/bin/python}
+	[ -x "$py" ] || py=python3
+	"$py" tail_wait.py
 } 2>&1 | tee "$report"
 echo "bench report: $report" >&2

@@ -114,8 +114,6 @@ static int start(struct kdaemon *dm)
 	l->burst = dm->opt.burst > K_BURST_MAX ? K_BURST_MAX : dm->opt.burst;
 	l->spin_ns = (le_ns_t)dm->kopt.spin_us * 1000u;
 	l->busy_poll = dm->kopt.busy_poll;
-	if (dm->opt.wait_set) /* --wait, as linkemud takes it: busy = --busy-poll */
-		l->busy_poll = dm->opt.wait == DP_WAIT_BUSY;
 	l->stop = &g_stop;
 	for (int d = 0; d < LE_DIRS; d++) {
 		struct kdir *dir = &l->dir[d];
@@ -199,6 +197,8 @@ int main(int argc, char **argv)
 	int rc = kopts_parse(argc, argv, &dm.kopt, err, sizeof(err));
 	if (rc == 0)
 		rc = dp_options_parse(dm.kopt.argc, dm.kopt.argv, &dm.opt, err, sizeof(err));
+	if (rc == 0 && dm.opt.wait_set) /* --wait, as linkemud takes it: busy = --busy-poll */
+		dm.kopt.busy_poll = dm.opt.wait == DP_WAIT_BUSY;
 	if (rc == 1)
 		return 0;
 	if (rc < 0) {

@@ -199,7 +199,7 @@ def main() -> int:
     a, b = med["adaptive"], med["busy"]
     print("  adaptive/busy CPU: " + ", ".join(
         f"{k} {a['cpu_' + k] / b['cpu_' + k]:.2f}x" for k in ("idle", "45", "full")
-        if b['cpu_' + k] > 0) + f"; offset +{(a['offset'] - b['offset']) / 1000:.1f} us")
+        if b['cpu_' + k] > 0) + f"; offset {(a['offset'] - b['offset']) / 1000:+.1f} us")
     return 0
 
 

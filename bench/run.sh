@@ -20,6 +20,9 @@ report="$build/bench-report.txt"
 	echo "== the cost of a live change"
 	"$build/bench/bench_swap_cost"
 	echo
+	echo "== forwarding gap during a \`set\` with 10^6 frames queued (the model slot as the lcore drives it)"
+	"$build/bench/bench_swap_gap"
+	echo
 	# Needs root and a bed (namespaces); numpy from the checkout's venv.
 	echo "== the tail and the cost of waiting: --wait busy vs adaptive on bed li (af_xdp), against the noise floor"
 	py=${PYTHON:-../.venv/bin/python}

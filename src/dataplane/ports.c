@@ -1,6 +1,7 @@
 #include "ports.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -79,4 +80,28 @@ int dp_port_counters_read(uint16_t port, struct dp_port_counters *out)
 		.ierrors = st.ierrors, .rx_nombuf = st.rx_nombuf, .oerrors = st.oerrors,
 	};
 	return 0;
+}
+
+int dp_port_xstats_read(uint16_t port, struct dp_port_xstats *out)
+{
+	out->n = out->more = 0;
+	int n = rte_eth_xstats_get(port, NULL, 0);
+	if (n <= 0)
+		return -1;
+	struct rte_eth_xstat_name *names = calloc((size_t)n, sizeof(*names));
+	struct rte_eth_xstat *vals = calloc((size_t)n, sizeof(*vals));
+	int rc = -1;
+	/* The count can change between calls (a queue set up meanwhile): read
+	 * what both calls agree on. */
+	int nn = names && vals ? rte_eth_xstats_get_names(port, names, (unsigned)n) : -1;
+	int nv = nn > 0 ? rte_eth_xstats_get(port, vals, (unsigned)n) : -1;
+	if (nn > 0 && nv > 0 && nn <= n && nv <= n) {
+		for (int i = 0; i < nv; i++)
+			if (vals[i].id < (uint64_t)nn)
+				dp_xstats_offer(out, names[vals[i].id].name, vals[i].value);
+		rc = 0;
+	}
+	free(names);
+	free(vals);
+	return rc;
 }

@@ -58,7 +58,7 @@ static unsigned xsk_ifindex(ino_t ino)
 		close(nl);
 		return 0;
 	}
-	static char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+	char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO))); /* per lcore: they start at once */
 	for (int done = 0; !done;) {
 		ssize_t n = recv(nl, buf, sizeof(buf), 0);
 		if (n <= 0)

@@ -27,7 +27,7 @@ unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
 integration: build
-	$(PYTEST) -m "bed or model" -v
+	$(PYTEST) -m "bed or model or wait" -v
 
 # The lab: its statistics (pure), its C instruments, and the --quick
 # experiments on a bed named "lb" (about 2.5 minutes).

@@ -25,5 +25,11 @@ report="$build/bench-report.txt"
 	echo
 	echo "== forwarding gap during a \`set\` with 10^6 frames queued (the model slot as the lcore drives it)"
 	"$build/bench/bench_swap_gap"
+	echo
+	# Needs root and a bed (namespaces); numpy from the checkout's venv.
+	echo "== the tail and the cost of waiting: --wait busy vs adaptive on bed li (af_xdp), against the noise floor"
+	py=${PYTHON:-../.venv/bin/python}
+	[ -x "$py" ] || py=python3
+	"$py" tail_wait.py
 } 2>&1 | tee "$report"
 echo "bench report: $report" >&2

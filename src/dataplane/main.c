@@ -38,6 +38,7 @@
 #include "state.h"
 #include "telemetry.h"
 #include "tsc_clock.h"
+#include "wait.h"
 
 #define MBUF_CACHE 256u
 
@@ -48,6 +49,9 @@ enum { EXIT_ENV = 1, EXIT_INPUT = 2 };
 
 /* The one piece of state a signal handler must reach (final.h). */
 static volatile int g_stop;
+/* --wait: how idle lcores wait; set before they are launched. */
+static enum dp_wait_mode g_wait_mode;
+static struct dp_wait_policy g_wait;
 
 static void die(const char *fmt, const char *msg)
 {
@@ -134,6 +138,8 @@ static int lcore_loop(void *arg)
 {
 	struct dp_lcore_work *w = arg;
 	const struct dp_context *ctx = w->task[0]->ctx;
+	if (g_wait_mode == DP_WAIT_ADAPTIVE)
+		return dp_wait_lcore_loop(w, &g_wait, stderr);
 	while (!__atomic_load_n(ctx->stop, __ATOMIC_RELAXED))
 		for (unsigned i = 0; i < w->ntasks; i++) {
 			dp_task_poll(w->task[i]);
@@ -296,8 +302,8 @@ static void stop_observers(struct daemon *dm)
 
 static void print_ready(const struct daemon *dm)
 {
-	printf("linkemud: ready layout=%s lcores=%u seed=%" PRIu64 " tsc_hz=%.0f a2b=\"%s\" b2a=\"%s\"\n",
-	       dp_layout_name(dm->plan.kind), dm->plan.nlcores, dm->seed, dm->clock.hz,
+	printf("linkemud: ready layout=%s lcores=%u wait=%s seed=%" PRIu64 " tsc_hz=%.0f a2b=\"%s\" b2a=\"%s\"\n",
+	       dp_layout_name(dm->plan.kind), dm->plan.nlcores, dp_wait_mode_name(dm->opt.wait), dm->seed, dm->clock.hz,
 	       dm->dir[0].models.active->text, dm->dir[1].models.active->text);
 	fflush(stdout);
 }
@@ -349,6 +355,10 @@ static int start(struct daemon *dm)
 		die("%s", err);
 		return rc == -2 ? EXIT_INPUT : EXIT_ENV;
 	}
+	if (dm->opt.wait == DP_WAIT_ADAPTIVE && dp_wait_plan_check(&dm->plan, err, sizeof(err))) {
+		die("%s", err);
+		return EXIT_INPUT;
+	}
 	if (setup_memory(dm, err, sizeof(err))) {
 		die("%s", err);
 		return EXIT_ENV;
@@ -383,12 +393,20 @@ static int start(struct daemon *dm)
  * rest counted, reports written. */
 static int serve(struct daemon *dm)
 {
-	int qos_fd = dm->opt.no_pm_qos ? -1 : pm_qos_hold_zero_latency();
-	if (!dm->opt.no_pm_qos && qos_fd < 0)
+	/* An adaptive lcore sleeps: held at 0, the guest's idle loop would
+	 * poll instead of halting and the vCPU would stay busy all the same
+	 * (docs/performance.md "Waiting"). */
+	int hold_qos = !dm->opt.no_pm_qos && dm->opt.wait == DP_WAIT_BUSY;
+	int qos_fd = hold_qos ? pm_qos_hold_zero_latency() : -1;
+	if (hold_qos && qos_fd < 0)
 		fprintf(stderr, "linkemud: note: cannot hold /dev/cpu_dma_latency at 0 (%s); "
 				"CPU wake-ups may add latency\n", strerror(errno));
 	print_ready(dm);
 
+	g_wait_mode = dm->opt.wait;
+	g_wait = (struct dp_wait_policy){.spin_ns = dm->opt.spin_us * LE_NS_PER_US,
+					 .idle_ns = dm->opt.idle_us * LE_NS_PER_US,
+					 .max_nap_ns = DP_WAIT_WAKE_MAX_NAP_NS};
 	set_lcores_running(dm, 1);
 	for (unsigned s = 1; s < dm->plan.nlcores; s++)
 		rte_eal_remote_launch(lcore_loop, &dm->plan.lcore[s], dm->plan.lcore[s].lcore_id);

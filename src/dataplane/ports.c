@@ -81,6 +81,11 @@ int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_memp
 	return 0;
 }
 
+int dp_port_has_xsk(uint16_t port, int fd)
+{
+	return port < DP_PORTS && dp_xsk_fds_has(&port_xsks[port], fd);
+}
+
 int dp_port_counters_read(uint16_t port, struct dp_port_counters *out)
 {
 	struct rte_eth_stats st;

@@ -24,6 +24,10 @@ int dp_port_queues(uint16_t port, struct dp_port_queues *q, char *err, size_t er
 int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_mempool *pool, char *err,
 		  size_t errlen);
 
+/* Whether fd is an AF_XDP socket the port's driver opened while the port
+ * started (net_af_xdp; xsk_stats.h). */
+int dp_port_has_xsk(uint16_t port, int fd);
+
 /* 0, or -1 when the driver cannot tell (all zero then). */
 int dp_port_counters_read(uint16_t port, struct dp_port_counters *out);
 /* The port's nonzero drop-related xstats (port_counters.h). 0, or -1 when

@@ -37,7 +37,7 @@ void dp_xsk_fds_list(struct dp_xsk_fds *out)
 	closedir(d);
 }
 
-static int has(const struct dp_xsk_fds *s, int fd)
+int dp_xsk_fds_has(const struct dp_xsk_fds *s, int fd)
 {
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->fd[i] == fd)
@@ -50,7 +50,7 @@ void dp_xsk_fds_new(const struct dp_xsk_fds *before, const struct dp_xsk_fds *af
 {
 	out->n = 0;
 	for (unsigned i = 0; i < after->n; i++)
-		if (!has(before, after->fd[i]))
+		if (!dp_xsk_fds_has(before, after->fd[i]))
 			out->fd[out->n++] = after->fd[i];
 }
 

@@ -8,7 +8,8 @@
  * does not give us its sockets, and AF_XDP sockets have no getsockname to
  * say which interface they serve, so the port module notes which AF_XDP
  * sockets appear while a port starts (xsk_fds_new) and reads their
- * XDP_STATISTICS later, on the control thread. */
+ * XDP_STATISTICS later, on the control thread. The same record tells an
+ * adaptive lcore which sockets to sleep on (dataplane/wait.c). */
 #ifndef DP_XSK_STATS_H
 #define DP_XSK_STATS_H
 
@@ -36,6 +37,8 @@ void dp_xsk_fds_list(struct dp_xsk_fds *out);
  * created. */
 void dp_xsk_fds_new(const struct dp_xsk_fds *before, const struct dp_xsk_fds *after,
 		    struct dp_xsk_fds *out);
+/* Whether fd is one of s. */
+int dp_xsk_fds_has(const struct dp_xsk_fds *s, int fd);
 /* Sums XDP_STATISTICS over fds; 0, or -1 if fds is empty or none could be
  * read (out zero then). */
 int dp_xsk_counts_read(const struct dp_xsk_fds *fds, struct dp_xsk_counts *out);

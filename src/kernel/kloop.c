@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ask.h"
+#include "wait.h"
 
 #define K_MIN_FRAME 14u       /* an Ethernet header */
 #define K_SLEEP_MAX_NS 1000000ull
@@ -125,12 +126,10 @@ static void wait_for_work(struct kloop *l)
 			next = x;
 		blocked |= l->dir[i].pending.count != 0;
 	}
-	le_ns_t now = kclock_now();
-	le_ns_t nap = K_SLEEP_MAX_NS;
-	if (next != UINT64_MAX)
-		nap = next <= now + l->spin_ns ? 0 : next - now - l->spin_ns;
-	if (nap > K_SLEEP_MAX_NS)
-		nap = K_SLEEP_MAX_NS;
+	/* The policy linkemud's adaptive lcores use (plane/wait.h): sleep as
+	 * soon as a pass moved nothing. */
+	const struct dp_wait_policy pol = {.spin_ns = l->spin_ns, .idle_ns = 0, .max_nap_ns = K_SLEEP_MAX_NS};
+	le_ns_t nap = dp_wait_nap(&pol, kclock_now(), next, 0);
 	/* Answers from punted classes' processes are polled, not waited on:
 	 * nap briefly while some are due. */
 	if (l->punt != NULL && nap > K_PUNT_NAP_NS &&

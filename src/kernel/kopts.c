@@ -21,7 +21,8 @@ static void usage(void)
 	       "  --instance NAME   a name for this daemon (shown in ps; lets tools find it)\n"
 	       "\n"
 	       "and linkemud's options (--a2b, --b2a, --seed, --burst, --control, --no-control,\n"
-	       "--max-limit, --no-pm-qos, --json, --stats-file, --check); --layout and --ring-size\n"
+	       "--max-limit, --no-pm-qos, --json, --stats-file, --check, --wait: busy is --busy-poll,\n"
+	       "adaptive the default); --layout and --ring-size\n"
 	       "do not apply (one thread runs both directions). Grammar: docs/grammar.md.\n",
 	       K_DEFAULT_SPIN_US);
 }

@@ -207,6 +207,8 @@ int main(int argc, char **argv)
 	int rc = kopts_parse(argc, argv, &dm.kopt, err, sizeof(err));
 	if (rc == 0)
 		rc = dp_options_parse(dm.kopt.argc, dm.kopt.argv, &dm.opt, err, sizeof(err));
+	if (rc == 0 && dm.opt.wait_set) /* --wait, as linkemud takes it: busy = --busy-poll */
+		dm.kopt.busy_poll = dm.opt.wait == DP_WAIT_BUSY;
 	if (rc == 1)
 		return 0;
 	if (rc < 0) {

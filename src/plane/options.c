@@ -55,7 +55,13 @@ void dp_options_usage(const char *prog)
 	       "  --seed N          seed of every random stream not seeded in its grammar\n"
 	       "  --burst N         frames per RX/TX burst, 1..%u (default 32)\n"
 	       "  --ring-size N     inter-lcore ring entries in the pipeline layout (default 4096)\n"
-	       "  --no-pm-qos       do not hold /dev/cpu_dma_latency at 0 (deep CPU idle: cheaper, later wake-ups)\n"
+	       "  --wait MODE       how an idle lcore waits: busy (poll, one CPU at 100 %%) or adaptive\n"
+	       "                    (sleep until shortly before the next deadline or a frame; single\n"
+	       "                    and per-direction layouts) (default %s; docs/performance.md)\n"
+	       "  --spin-us N       adaptive: wake N us before a deadline and poll until it (default %u)\n"
+	       "  --idle-us N       adaptive: sleep only after N us without a frame (default %u)\n"
+	       "  --no-pm-qos       do not hold /dev/cpu_dma_latency at 0 (deep CPU idle: cheaper, later wake-ups);\n"
+	       "                    --wait adaptive never holds it\n"
 	       "  --control PATH    control socket (default %s)\n"
 	       "  --no-control      no control socket\n"
 	       "  --max-limit N     largest limit a live `set` may ask for; memory is sized for it\n"
@@ -68,7 +74,8 @@ void dp_options_usage(const char *prog)
 	       "Grammar: netem words (delay, loss, rate, limit, duplicate, corrupt, reorder, slot,\n"
 	       "trace, codel, ...) and classes: see docs/grammar.md.\n"
 	       "Stop with SIGINT or SIGTERM; the final counters are printed.\n",
-	       prog, DP_MAX_BURST, DP_DEFAULT_CONTROL_PATH, DP_DEFAULT_MAX_LIMIT);
+	       prog, DP_MAX_BURST, dp_wait_mode_name(DP_WAIT_DEFAULT_MODE), DP_WAIT_DEFAULT_SPIN_US,
+	       DP_WAIT_DEFAULT_IDLE_US, DP_DEFAULT_CONTROL_PATH, DP_DEFAULT_MAX_LIMIT);
 }
 
 static int need_value(int i, int argc, char **argv, char *err, size_t errlen)
@@ -87,6 +94,9 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 	o->link_text[LE_DIR_B2A] = "";
 	o->burst = 32;
 	o->ring_size = 4096;
+	o->wait = DP_WAIT_DEFAULT_MODE;
+	o->spin_us = DP_WAIT_DEFAULT_SPIN_US;
+	o->idle_us = DP_WAIT_DEFAULT_IDLE_US;
 
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -168,6 +178,22 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 				return -1;
 			}
 			o->max_limit = (uint32_t)v;
+		} else if (strcmp(a, "--wait") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (dp_wait_mode_parse(argv[++i], &o->wait)) {
+				snprintf(err, errlen, "--wait: '%s' is not a waiting mode (busy, adaptive)", argv[i]);
+				return -1;
+			}
+			o->wait_set = 1;
+		} else if (strcmp(a, "--spin-us") == 0 || strcmp(a, "--idle-us") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (le_parse_u64(argv[++i], 0, DP_WAIT_MAX_US, &v, sub, sizeof(sub))) {
+				snprintf(err, errlen, "%s: '%s': %s", a, argv[i], sub);
+				return -1;
+			}
+			*(strcmp(a, "--spin-us") == 0 ? &o->spin_us : &o->idle_us) = (unsigned)v;
 		} else if (strcmp(a, "--no-pm-qos") == 0) {
 			o->no_pm_qos = 1;
 		} else if (strcmp(a, "--json") == 0) {

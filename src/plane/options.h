@@ -10,6 +10,7 @@
 #include "config.h"
 #include "link.h"
 #include "path.h"
+#include "wait.h"
 
 #define DP_DEFAULT_CONTROL_PATH "/run/linkemu/linkemud.sock"
 #define DP_DEFAULT_MAX_LIMIT 10000u
@@ -38,6 +39,10 @@ struct dp_options {
 	uint32_t max_limit;                      /* largest `limit` a live change may set */
 	const char *control_path;                /* control socket, NULL: default */
 	int no_control;                          /* no control socket at all */
+	enum dp_wait_mode wait;                  /* how an idle lcore waits (wait.h) */
+	int wait_set;                            /* --wait given (else the plane's default) */
+	unsigned spin_us;                        /* adaptive: wake this early before a deadline */
+	unsigned idle_us;                        /* adaptive: sleep only after this long idle */
 };
 
 /* Frames a direction may hold at once: the sum of its classes' limits. */

@@ -21,7 +21,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     bed = bed_from_args(a)
     a2b, b2a = api.resolve_links(a.a2b, a.b2a, a.profile)
     cfg = daemon.DaemonConfig(bed=bed.layout, a2b=a2b, b2a=b2a, pmd=a.pmd or "af_xdp",
-                              lcores=a.lcores or "", layout=a.layout, seed=a.seed, io=a.io)
+                              lcores=a.lcores or "", layout=a.layout, seed=a.seed, io=a.io,
+                              wait=a.wait)
     daemon.validate(cfg)
     daemon.check_links(cfg, daemon.require_binary(a.io))   # both links, before any bed is built
     scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
@@ -33,7 +34,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         # the daemon relies on (offloads off, hugepages free).
         bring_up(bed, a.pmd or "af_xdp")
         link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed,
-                       io=a.io)
+                       io=a.io, wait=a.wait)
         player = scenario.run_scenario_start(scen, link, a.detach)
         echoes = punt.start_echoes(a, bed.name, a2b, b2a)   # --punt-echo
         how = ("kernel sockets" if a.io == "kernel"
@@ -117,6 +118,10 @@ def register(sub, bed_opt: argparse.ArgumentParser) -> None:
                    help=f"EAL lcore list (default here: {daemon.default_lcores()})")
     r.add_argument("--layout", choices=daemon.LAYOUTS, default=None)
     r.add_argument("--seed", type=int, default=None, metavar="N")
+    r.add_argument("--wait", choices=daemon.WAITS, default=None,
+                   help="how the idle data plane waits: busy (poll; one CPU at 100 %%) or "
+                        "adaptive (sleep until shortly before the next deadline or a frame; "
+                        "default: the daemon's, docs/performance.md)")
     r.add_argument("--detach", action="store_true", help="return once the daemon is ready")
     r.add_argument("--scenario", default=None, metavar="FILE",
                    help="play a scenario file (timed link changes) once the daemon is ready")

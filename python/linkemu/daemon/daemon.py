@@ -33,6 +33,9 @@ PMDS = ("af_xdp", "af_packet")
 # ports, control protocol, ready line and final JSON.
 IOS = ("dpdk", "kernel")
 LAYOUTS = ("auto", "single", "per-direction", "pipeline")
+# How an idle data plane waits (docs/performance.md "Waiting"): busy polls,
+# adaptive sleeps until shortly before the next deadline or a frame.
+WAITS = ("busy", "adaptive")
 READY_PREFIX = "linkemud: ready"
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
@@ -49,6 +52,7 @@ class DaemonConfig:
     layout: str | None = None  # None -> the daemon's own default
     seed: int | None = None
     io: str = "dpdk"           # "kernel": linkemuk (pmd, lcores, layout do not apply)
+    wait: str | None = None    # None -> the daemon's own default (WAITS)
 
 
 @dataclass
@@ -77,6 +81,11 @@ def validate(cfg: DaemonConfig) -> None:
         raise UsageError(f"unknown --pmd '{cfg.pmd}' (expected {' or '.join(PMDS)})")
     if cfg.layout is not None and cfg.layout not in LAYOUTS:
         raise UsageError(f"unknown --layout '{cfg.layout}' (expected {', '.join(LAYOUTS)})")
+    if cfg.wait is not None and cfg.wait not in WAITS:
+        raise UsageError(f"unknown --wait '{cfg.wait}' (expected {' or '.join(WAITS)})")
+    if cfg.wait == "adaptive" and cfg.layout == "pipeline":
+        raise UsageError("--wait adaptive needs the single or per-direction layout (the "
+                         "pipeline's lcores hand frames over rings, which cannot wake a sleeper)")
     if cfg.lcores and not _LCORES_RE.match(cfg.lcores):
         raise UsageError(f"bad --lcores '{cfg.lcores}' (expected a list like 1 or 1-2 or 1,3)")
     if cfg.seed is not None and cfg.seed < 0:
@@ -129,6 +138,8 @@ def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
         argv += ["--layout", cfg.layout]
     if cfg.seed is not None:
         argv += ["--seed", str(cfg.seed)]
+    if cfg.wait is not None:
+        argv += ["--wait", cfg.wait]      # linkemuk takes it too (busy = --busy-poll)
     return argv
 
 

@@ -19,5 +19,8 @@ report="$build/bench-report.txt"
 	echo
 	echo "== the cost of a live change"
 	"$build/bench/bench_swap_cost"
+	echo
+	echo "== forwarding gap during a \`set\` with 10^6 frames queued (the model slot as the lcore drives it)"
+	"$build/bench/bench_swap_gap"
 } 2>&1 | tee "$report"
 echo "bench report: $report" >&2

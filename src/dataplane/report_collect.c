@@ -59,6 +59,8 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 	dp_counters_add(&out->dp, &dir->shutdown_ctr);
 	dp_port_counters_read(dir->port_in, &out->port_in);
 	dp_port_counters_read(dir->port_out, &out->port_out);
+	dp_port_xstats_read(dir->port_in, &out->xstats_in);
+	dp_port_xstats_read(dir->port_out, &out->xstats_out);
 	return 0;
 }
 

@@ -23,6 +23,36 @@ def test_profile_physics():
     assert lfp.payload_bps(44_736_000, 1448) == pytest.approx(44_736_000 * 1448 / 1514)
 
 
+def test_path_rtt_adds_each_hops_serialization():
+    # the RTT a full-size segment and its ACK see: 12 ms of delay, a
+    # 1514-byte frame through 100 and 44.736 Mbit/s, a 66-byte ACK back
+    p = find(lfp.PROFILE)
+    data, ack = 1514 * 8, 66 * 8
+    want = 0.012 + data / 100e6 + data / 44.736e6 + ack / 100e6 + ack / 44.736e6
+    assert lfp.path_rtt_s(p.a2b, p.b2a, 1448) == pytest.approx(want)
+    assert lfp.path_rtt_s(p.a2b, p.b2a, 1448) == pytest.approx(0.012409, abs=1e-6)
+    # a hop without a rate adds its delay only; no delay at all adds nothing
+    assert lfp.path_rtt_s("delay 5ms", "delay 5ms", 1448) == pytest.approx(0.010)
+    assert lfp.path_rtt_s("rate 1mbit", "", 934) == pytest.approx(8e-3)
+
+
+def test_window_in_flight_is_whole_segments():
+    assert lfp.window_in_flight(32_104, 1448) == 22 * 1448
+    assert lfp.window_in_flight(22 * 1448, 1448) == 22 * 1448
+    assert lfp.window_in_flight(1000, 1448) == 0
+    assert lfp.window_in_flight(5000, 0) == 5000
+
+
+def test_theory_uses_the_window_in_flight():
+    runs = [{"sender": "s", "window": 32 * KB, "mbps": 20.0, "total_retrans": 0,
+             "snd_wnd_max": 32 * KB, "window_in_flight": 31_856 + k} for k in (0, 10, 20)]
+    pt = lfp.summarize_sender(runs, 0.012409, PAY)["points"][0]
+    assert pt["window_in_flight"] == 31_866
+    assert pt["theory_mbps"] == pytest.approx(8 * 31_866 / 0.012409 / 1e6)
+    c = lfp.physics_checks(runs, 0.012409, PAY, 90, 1448)[0]
+    assert c["expected_mbps"] == pytest.approx(pt["theory_mbps"])
+
+
 def test_physics_needs_rate_and_delay():
     with pytest.raises(Exception, match="needs a rate and a delay"):
         lfp.link_physics("delay 6ms", "delay 6ms")

@@ -25,8 +25,10 @@ def sweep_table(res: dict, sender: str) -> Table:
     return Table(f"{sender}: throughput vs window (ttcp, 4 KB writes)",
                  ["window KB", "theory Mbit/s", "median Mbit/s", "min .. max", "runs",
                   "retrans (median)", "peer window max B"], rows,
-                 note="theory = min(8W/RTT, payload rate), RTT = "
-                      f"{res['summary']['rtt_s'] * 1e3:.2f} ms (smallest measured), payload "
+                 note="theory = min(8W/RTT, payload rate): W the whole segments the "
+                      "advertised window holds, RTT = "
+                      f"{res['summary']['rtt_s'] * 1e3:.2f} ms (the path's for a full-size "
+                      "segment and its ACK: delays + each hop's serialization), payload "
                       f"rate {res['summary']['payload_mbps']:.2f} Mbit/s")
 
 
@@ -121,8 +123,15 @@ def _sweep_plot(res: dict, png, plt):
     wmax = max(p["window"] for s in sm["senders"].values() for p in s["points"])
     xs = [w * KB for w in range(1, int(wmax / KB) + 2, 2)]
     rtt, pay = sm["rtt_s"], sm["payload_mbps"]
-    ax.plot([x / KB for x in xs], [min(8 * x / rtt / 1e6, pay) for x in xs], "k--", lw=1,
-            label=f"min(8W/RTT, B), RTT {rtt * 1e3:.1f} ms")
+    nominal = sm.get("nominal_rtt_s")
+    if nominal:     # the study's dashed line: the window as set, the nominal RTT
+        ax.plot([x / KB for x in xs], [min(8 * x / nominal / 1e6, pay) for x in xs], ":",
+                color="0.5", lw=1, label=f"min(8W/RTT), nominal {nominal * 1e3:.0f} ms")
+    # ours: the bytes in flight each window allows over the path's RTT
+    pts = sorted({(p["window"], p["theory_mbps"]) for s in sm["senders"].values()
+                  for p in s["points"]})
+    ax.plot([w / KB for w, _ in pts], [t for _, t in pts], "k--", lw=1,
+            label=f"theory (whole segments, RTT {rtt * 1e3:.2f} ms)")
     for name, s in sm["senders"].items():
         w = [p["window"] / KB for p in s["points"]]
         med = [p["mbps_median"] for p in s["points"]]

@@ -78,14 +78,17 @@ def limiter(rec: dict) -> dict:
         parts = {"before": max(0, sent - f["rx"]), "inside": sum(f["dropped"].values()),
                  "after": max(0, f["tx"] - got)}
     lost = sum(parts.values())
+    rcv = rec.get("receiver", {})
+    parts_detail = {"receiver_socket": rcv.get("socket_drops", 0),
+                    "input_backlog": rcv.get("backlog_drops", 0)}
     if sent <= 0:
-        return {"where": "nothing sent", "lost": parts, "sent": sent}
+        return {"where": "nothing sent", "lost": parts, "sent": sent, **parts_detail}
     if lost < LOSS_SHARE * sent:
         where = "sender"
     else:
         where = {"before": "forwarder input", "inside": "forwarder",
                  "after": "receiver"}[max(parts, key=parts.get)]
-    return {"where": where, "lost": parts, "sent": sent}
+    return {"where": where, "lost": parts, "sent": sent, **parts_detail}
 
 
 LIMIT_TEXT = {
@@ -94,7 +97,8 @@ LIMIT_TEXT = {
                        "not keep up)",
     "forwarder": "the forwarder itself (its own drop counters)",
     "receiver": "the receiver (iperf3 and the kernel's receive path on the tool CPU): frames "
-                "delivered to its namespace were dropped at its socket",
+                "sent towards its namespace were dropped at a CPU's input backlog or at its "
+                "socket",
     "nothing sent": "nothing was sent",
 }
 

@@ -65,6 +65,26 @@ def proc_cpu_s(pid: int | None) -> float | None:
         return None
 
 
+def udp_errors(ns: str) -> dict[str, int]:
+    """The namespace's UDP receive errors (/proc/net/snmp as seen inside
+    it): RcvbufErrors = datagrams dropped at a full socket buffer."""
+    cp = netns.ns_run(ns, ["cat", "/proc/net/snmp"], check=False)
+    lines = [l.split() for l in cp.stdout.splitlines() if l.startswith("Udp:")]
+    if len(lines) < 2:
+        return {}
+    return {k: int(v) for k, v in zip(lines[0][1:], lines[1][1:]) if v.lstrip("-").isdigit()}
+
+
+def backlog_drops() -> int:
+    """Frames the kernel dropped at a full per-CPU input backlog (all CPUs,
+    /proc/net/softnet_stat column 2; not per namespace: the bed's traffic
+    is all there is)."""
+    try:
+        return sum(int(l.split()[1], 16) for l in open("/proc/net/softnet_stat"))
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 class Window:
     """Counters of the forwarder and the CPUs around one measurement."""
 
@@ -75,6 +95,7 @@ class Window:
         self.d0 = _a2b(self.st)
         self.c0 = cpu_ticks()
         self.p0 = proc_cpu_s(self.st.pid)
+        self.u0, self.b0 = udp_errors(self.st.layout.ns_dst), backlog_drops()
         self.t0 = time.monotonic()
         return self
 
@@ -83,9 +104,13 @@ class Window:
         self.d1 = _a2b(self.st)
         self.c1 = cpu_ticks()
         self.p1 = proc_cpu_s(self.st.pid)
+        self.u1, self.b1 = udp_errors(self.st.layout.ns_dst), backlog_drops()
 
     def record(self) -> dict:
-        out = {"cpu_busy": busy_share(self.c0, self.c1), "elapsed_s": round(self.elapsed, 3)}
+        out = {"cpu_busy": busy_share(self.c0, self.c1), "elapsed_s": round(self.elapsed, 3),
+               "receiver": {"socket_drops": self.u1.get("RcvbufErrors", 0)
+                            - self.u0.get("RcvbufErrors", 0),
+                            "backlog_drops": self.b1 - self.b0}}
         if self.p0 is not None and self.p1 is not None:
             out["forwarder_cpu_s"] = round(self.p1 - self.p0, 3)
         if self.d0 is not None and self.d1 is not None:

@@ -99,12 +99,21 @@ def _per_size(o: ForwardingOptions, path: str) -> float:
 
 
 def planned(o: ForwardingOptions, paths: list[str]) -> list[float]:
+    """One entry per progress step: a path's size (and repeat); a path's
+    last step also carries its start and its long ping."""
+    steps = len(o.sizes) * o.repeats
+    out = []
     if o.quick:
-        solo = [p for p in paths if p not in _round_paths(paths)]
-        return ([_per_size(o, p) + 1 for p in solo]
-                + [o.udp_seconds + 2.5] * (len(_round_paths(paths)) * o.rounds))
-    return [(_per_size(o, p) * len(o.sizes) * o.repeats + 1
-             + (o.long_seconds if o.long_seconds else 0)) for p in paths]
+        rounds = _round_paths(paths)
+        for p in [p for p in paths if p not in rounds]:
+            out += [_per_size(o, p)] * (steps - 1) + [_per_size(o, p) + 1]
+        for _ in range(o.rounds if rounds else 0):
+            for p in rounds:
+                out += [o.udp_seconds + 1.5] * (steps - 1) + [o.udp_seconds + 2.5]
+        return out
+    for p in paths:
+        out += [_per_size(o, p)] * (steps - 1) + [_per_size(o, p) + 1 + o.long_seconds]
+    return out
 
 
 def _round_paths(paths: list[str]) -> list[str]:

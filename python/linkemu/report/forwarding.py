@@ -88,14 +88,16 @@ def quality_table(res: dict) -> Table:
 
 
 def cost_table(res: dict) -> Table:
-    head = ["path", "pps at 64 B", "ns per frame", "forwarder CPU ns/frame", "limited by"]
+    cost = res["summary"].get("frame_cost", [])
+    size = cost[0]["size"] if cost else 64
+    head = ["path", f"pps at {size} B", "ns per frame", "forwarder CPU ns/frame", "limited by"]
     rows = [[LABELS[c["path"]], f"{c['pps']:,.0f}",
              "-" if c["ns_per_frame"] is None else f"{c['ns_per_frame']:,.0f}",
              "-" if c["forwarder_cpu_ns_per_frame"] is None
              else f"{c['forwarder_cpu_ns_per_frame']:,.0f}",
-             "; ".join(c["limits"])] for c in res["summary"].get("frame_cost", [])]
+             "; ".join(c["limits"])] for c in cost]
     why = "; ".join(f"{k}: {v}" for k, v in fa.LIMIT_TEXT.items() if k != "nothing sent")
-    return Table("Per-frame cost at 64 B (UDP received rate) and what limited each path",
+    return Table(f"Per-frame cost at {size} B (UDP received rate) and what limited each path",
                  head, rows, note="forwarder CPU: its process's CPU time over the frames it "
                                   "sent (linkemud busy-polls its lcore, so its figure is the "
                                   "CPU it held, not what it needed). " + why + ". "

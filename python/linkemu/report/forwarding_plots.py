@@ -65,7 +65,7 @@ def ratios(res: dict):
         ours = [next(c["ours"] for c in r["columns"] if (c["path"], c["proto"]) == (path, proto))
                 for r in rows]
         if any(v is not None for v in ours):
-            ax.plot(sizes, [np.nan if v is None else v for v in ours], "o-",
+            ax.plot(sizes, [np.nan if v is None else v for v in ours], marker="o",
                     color=COLORS[path], label=f"{LABELS[path]} {proto.upper()} (ours)", ms=4,
                     ls="-" if proto == "udp" else ":")
         pub_v = [pub.ratio(s, path, proto) for s in sizes]
@@ -90,15 +90,20 @@ def latency_density(res: dict):
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4))
     allv = np.concatenate([np.asarray(x["rtts_ms"]) for x in lat if x["rtts_ms"]] or [[0.0]])
-    hi = float(np.percentile(allv, 99.5)) if allv.size else 1.0
-    bins = np.linspace(0, max(hi, 1e-3), 80)
+    # Log-spaced: the body (tens of microseconds) and a tail of scheduler
+    # stalls (milliseconds) both show.
+    lo = max(float(allv[allv > 0].min()) if (allv > 0).any() else 1e-3, 1e-3)
+    hi = max(float(np.percentile(allv, 99.5)), lo * 2)
+    bins = np.geomspace(lo / 1.05, hi, 80)
     for x in lat:
         if x["rtts_ms"]:
-            ax.hist(np.clip(x["rtts_ms"], 0, hi), bins=bins, density=True, histtype="step",
+            ax.hist(np.clip(x["rtts_ms"], lo, hi), bins=bins, density=False,
+                    weights=np.full(len(x["rtts_ms"]), 1 / len(x["rtts_ms"])), histtype="step",
                     color=COLORS[x["path"]], label=f"{LABELS[x['path']]} "
                     f"(median {statistics.median(x['rtts_ms']):.3f} ms)")
-    ax.set_xlabel("ping RTT (ms; the top 0.5 % folded into the last bin)")
-    ax.set_ylabel("density")
+    ax.set_xscale("log")
+    ax.set_xlabel("ping RTT (ms, log; the top 0.5 % folded into the last bin)")
+    ax.set_ylabel("share of replies per bin")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     t = (f"Latency distribution at {res['config']['long_size']} B (Fig. 8), "

@@ -19,5 +19,8 @@ report="$build/bench-report.txt"
 	echo
 	echo "== the cost of a live change"
 	"$build/bench/bench_swap_cost"
+	echo
+	echo "== a punted class per frame: FIFO and shared memory through punt_echo (docs/punt.md)"
+	"$build/bench/punt_cost" "$build/src/tools/punt_echo" 2>/dev/null
 } 2>&1 | tee "$report"
 echo "bench report: $report" >&2

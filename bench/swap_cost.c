@@ -23,7 +23,7 @@ static void nop_free(void *ctx, void *h)
 	(void)h;
 }
 
-static const struct le_frame_ops ops = { NULL, NULL, nop_free, NULL };
+static const struct le_frame_ops ops = { NULL, NULL, nop_free, NULL, NULL, NULL };
 
 static double now_ns(void)
 {

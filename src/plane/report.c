@@ -151,8 +151,11 @@ int dp_report_conserved(const struct dp_direction_report *d)
 {
 	/* Since a reset, the frames in flight at the reset were received
 	 * before it but may leave after it. */
-	return d->dp.rx + d->model.dup + d->in_flight_base == d->dp.tx + dp_report_dropped(d) + d->in_flight;
+	return d->dp.rx + d->model.dup + d->dp.injected + d->in_flight_base ==
+	       d->dp.tx + dp_report_dropped(d) + d->in_flight;
 }
+
+static void human_punt(FILE *f, const struct dp_direction_report *x);
 
 void dp_report_print_human(FILE *f, const struct dp_report *r)
 {
@@ -171,6 +174,8 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 				fprintf(f, "  %s %" PRIu64, name[c], count[c]);
 		if (x->model.dup)
 			fprintf(f, "  dup %" PRIu64, x->model.dup);
+		if (x->dp.injected)
+			fprintf(f, "  injected %" PRIu64, x->dp.injected);
 		for (int e = 0; e < LE_EVENTS; e++)
 			if (x->model.event[e])
 				fprintf(f, "  %s %" PRIu64, le_event_name(e), x->model.event[e]);
@@ -195,6 +200,7 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 												   : "(NOT CONSERVED)");
 			}
 		}
+		human_punt(f, x);
 		if (x->error.count)
 			fprintf(f, "    emulation error ns: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64
 				   "  max %" PRIu64 "\n",
@@ -205,6 +211,43 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 
 static void json_drops(FILE *f, const struct le_counters *c);
 static void json_events(FILE *f, const struct le_counters *c);
+
+/* Punted classes' channels: listed only when there are some, so reports
+ * without punted classes are unchanged. */
+static void json_punt(FILE *f, const struct dp_direction_report *x)
+{
+	if (x->npunt == 0)
+		return;
+	fputs(", \"punt\": [", f);
+	for (unsigned i = 0; i < x->npunt; i++) {
+		const struct dp_punt_status *p = &x->punt[i];
+
+		fprintf(f, "%s{\"class\": ", i ? ", " : "");
+		le_json_string(f, p->cls);
+		fprintf(f, ", \"transport\": \"%s\", \"name\": ", le_punt_transport_name(p->transport));
+		le_json_string(f, p->name);
+		fprintf(f, ", \"up\": %s, \"peer_pid\": %d, \"sent\": %" PRIu64 ", \"returned\": %" PRIu64
+			   ", \"injected\": %" PRIu64 ", \"punt_dropped\": %" PRIu64 ", \"punt_full\": %" PRIu64
+			   ", \"punt_down\": %" PRIu64 ", \"held\": %" PRIu64 ", \"peers_lost\": %" PRIu64
+			   ", \"protocol_errors\": %" PRIu64 "}",
+			p->up ? "true" : "false", p->peer_pid, p->sent, p->returned, p->injected, p->dropped, p->full,
+			p->down, p->held, p->peers_lost, p->protocol_errors);
+	}
+	fputc(']', f);
+}
+
+static void human_punt(FILE *f, const struct dp_direction_report *x)
+{
+	for (unsigned i = 0; i < x->npunt; i++) {
+		const struct dp_punt_status *p = &x->punt[i];
+
+		fprintf(f, "    punt class %s (%s %s): %s  sent %" PRIu64 "  returned %" PRIu64 "  injected %" PRIu64
+			   "  punt_dropped %" PRIu64 "  punt_full %" PRIu64 "  punt_down %" PRIu64 "  held %" PRIu64
+			   "  processes lost %" PRIu64 "\n",
+			p->cls, le_punt_transport_name(p->transport), p->name, p->up ? "attached" : "NO PROCESS", p->sent,
+			p->returned, p->injected, p->dropped, p->full, p->down, p->held, p->peers_lost);
+	}
+}
 
 /* A chained class's hops, in order: each hop's own counts (rx from the
  * previous hop or the class's input, tx to the next hop or out) and its
@@ -287,8 +330,9 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		unsigned n = dp_report_drops(x, name, count, DP_REPORT_CAUSES_MAX);
 		for (unsigned k = 0; k < n; k++)
 			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", name[k], count[k]);
-		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"events\": ",
-			dp_report_dropped(x), x->model.dup);
+		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"injected\": %" PRIu64
+			   ", \"events\": ",
+			dp_report_dropped(x), x->model.dup, x->dp.injected);
 		json_events(f, &x->model);
 		fprintf(f, ", \"conserved\": %s, \"emulation_error_ns\": ", dp_report_conserved(x) ? "true" : "false");
 		json_hist(f, &x->error);
@@ -310,7 +354,9 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			json_hops(f, x, c);
 			fputc('}', f);
 		}
-		fputs("]}", f);
+		fputc(']', f);
+		json_punt(f, x);
+		fputc('}', f);
 	}
 	fprintf(f, "}, \"conserved\": %s}\n", all_conserved ? "true" : "false");
 }

@@ -95,6 +95,7 @@ class Window:
         self.d0 = _a2b(self.st)
         self.c0 = cpu_ticks()
         self.p0 = proc_cpu_s(self.st.pid)
+        self.q0 = proc_cpu_s(self.st.peer_pid)
         self.u0, self.b0 = udp_errors(self.st.layout.ns_dst), backlog_drops()
         self.t0 = time.monotonic()
         return self
@@ -104,6 +105,7 @@ class Window:
         self.d1 = _a2b(self.st)
         self.c1 = cpu_ticks()
         self.p1 = proc_cpu_s(self.st.pid)
+        self.q1 = proc_cpu_s(self.st.peer_pid)
         self.u1, self.b1 = udp_errors(self.st.layout.ns_dst), backlog_drops()
 
     def record(self) -> dict:
@@ -113,6 +115,8 @@ class Window:
                             "backlog_drops": self.b1 - self.b0}}
         if self.p0 is not None and self.p1 is not None:
             out["forwarder_cpu_s"] = round(self.p1 - self.p0, 3)
+        if self.q0 is not None and self.q1 is not None:
+            out["punt_peer_cpu_s"] = round(self.q1 - self.q0, 3)
         if self.d0 is not None and self.d1 is not None:
             out["forwarder"] = counter_delta(self.d0, self.d1)
         return out
@@ -134,7 +138,20 @@ def counter_delta(d0: dict, d1: dict) -> dict:
             "dropped": {k: v for k, v in drop.items() if v},
             "before_rx": b1.get("total", 0) - b0.get("total", 0),
             "oerrors": d1.get("after_tx", {}).get("oerrors", 0)
-            - d0.get("after_tx", {}).get("oerrors", 0)}
+            - d0.get("after_tx", {}).get("oerrors", 0), **punt_delta(d0, d1)}
+
+
+PUNT_KEYS = ("sent", "returned", "injected", "punt_dropped", "punt_full", "punt_down")
+
+
+def punt_delta(d0: dict, d1: dict) -> dict:
+    """A punted direction's channels (docs/punt.md), summed: frames handed
+    to the process and returned in the window, and its drop causes."""
+    if not d1.get("punt"):
+        return {}
+    tot = {k: sum(c.get(k, 0) for c in d1["punt"]) - sum(c.get(k, 0) for c in d0.get("punt", []))
+           for k in PUNT_KEYS}
+    return {"punt": tot}
 
 
 # --- iperf3 -----------------------------------------------------------------------------

@@ -26,19 +26,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import subprocess
-import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from linkemu.bed import netns, procs
-from linkemu.bed.cpus import daemon_cpu
+from linkemu.bed.cpus import daemon_cpu, tool_cpus
 from linkemu.bed.interrupts import shielded
 from linkemu.bed.nsref import NsRef
 from linkemu.bed.testbed import Bed
 from linkemu.daemon import daemon
 from linkemu.errors import LinkemuError
+from linkemu.instruments.tools import require_tool
 from linkemu.lab.session import LabSession, Link, other_pollers
 
 PATHS = ("direct", "swa", "swb", "swc-all-fifo", "swc-1pct-fifo", "swc-all-shm",
@@ -111,12 +111,20 @@ def direct_down(bed: Bed) -> None:
 
 # --- punt (SWC) -------------------------------------------------------------------------
 
-def punt_grammar(path: str) -> str:
-    """The link of an SWC path: a class handed to the punt process. All
-    frames: every UDP frame (the measured flow; iperf3's TCP control
-    connection stays in DPDK); 1 %: the control flow's port only."""
-    match = (f"proto udp dport {CONTROL_PORT}" if one_pct(path) else "proto udp")
-    return f"; class ctl match {match} : punt {transport(path)}"
+def channel(bed: Bed, path: str) -> str:
+    """The punt channel's name: a FIFO in the bed's run directory (gone
+    with the bed), or a shared-memory segment named after the bed."""
+    if transport(path) == "fifo":
+        return str(bed.run_dir / "fwd-punt")
+    return f"linkemu-{bed.name}-fwd"
+
+
+def punt_grammar(path: str, name: str) -> str:
+    """The a2b link of an SWC path: a class handed to the punt process.
+    All frames: every IPv4 frame (the measured flow, ping and iperf3's
+    control connection alike); 1 %: the control flow's UDP port only."""
+    match = (f"proto udp dport {CONTROL_PORT}" if one_pct(path) else "ether ipv4")
+    return f"; class ctl match {match} : punt {transport(path)} {name}"
 
 
 def punt_unavailable(binary: Path | None = None) -> str | None:
@@ -127,18 +135,67 @@ def punt_unavailable(binary: Path | None = None) -> str | None:
     except LinkemuError as e:
         return str(e)
     for t in ("fifo", "shm"):
-        why = daemon.check_link(binary, punt_grammar(f"swc-all-{t}"))
+        name = "/tmp/linkemu-check" if t == "fifo" else "linkemu-check"
+        why = daemon.check_link(binary, punt_grammar(f"swc-all-{t}", name))
         if why is not None:
             return f"this linkemud does not accept `punt {t}` ({why.split(' (expected')[0]})"
-    if punt_echo_binary() is None:
-        return "the reference punt process (punt_echo) is not built"
+    try:
+        require_tool("punt_echo")
+    except LinkemuError as e:
+        return f"the reference punt process is missing: {e}"
     return None
 
 
-def punt_echo_binary() -> Path | None:
-    from linkemu.bed.paths import repo_root
-    p = repo_root() / "build" / "src" / "tools" / "punt_echo"
-    return p if p.exists() else None
+PUNT_UP_TIMEOUT_S = 10.0
+
+
+def _punt_up(link: Link) -> dict | None:
+    for ch in link.link.stats().raw["directions"]["a2b"].get("punt", []):
+        if ch.get("up"):
+            return ch
+    return None
+
+
+@contextlib.contextmanager
+def punt_echo(sess: LabSession, path: str, name: str, link: Link):
+    """The reference process (punt_echo, docs/punt.md) on the channel,
+    pinned to the tool CPUs (the study's control-plane process is an
+    ordinary Linux process; on 2 vCPUs the daemon's CPU is busy-polled),
+    waited for until the daemon sees it attached. It exits by itself when
+    the daemon stops; the caller reaps it after that."""
+    cmd = [str(require_tool("punt_echo")), f"--{transport(path)}", name, "--wait", "10"]
+    cpus = tool_cpus()
+    if cpus:
+        cmd = ["taskset", "-c", cpus, *cmd]
+    log = open(sess.bed.run_dir / f"fwd-punt-echo-{transport(path)}.log", "ab")
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True)
+    log.close()
+    try:
+        deadline = time.monotonic() + PUNT_UP_TIMEOUT_S
+        while _punt_up(link) is None:
+            if p.poll() is not None:
+                raise LinkemuError(f"{path}: punt_echo exited ({p.returncode}) before attaching; "
+                                   f"see {sess.bed.run_dir}/fwd-punt-echo-*.log")
+            if time.monotonic() > deadline:
+                raise LinkemuError(f"{path}: punt_echo did not attach to {name} within "
+                                   f"{PUNT_UP_TIMEOUT_S:g} s")
+            time.sleep(0.05)
+        yield p
+    except BaseException:
+        procs.terminate(p.pid, 2.0, popen=p)
+        raise
+
+
+def reap(p: subprocess.Popen | None) -> None:
+    """After the daemon stopped, punt_echo ends by itself (end of file or
+    the segment's closed flag); make sure."""
+    if p is None:
+        return
+    try:
+        p.wait(5.0)
+    except subprocess.TimeoutExpired:
+        procs.terminate(p.pid, 2.0, popen=p)
 
 
 # --- a started path ---------------------------------------------------------------------
@@ -153,6 +210,7 @@ class Started:
     layout: Bed
     link: Link | None = None
     pid: int | None = None
+    peer_pid: int | None = None      # SWC: the punt process
 
 
 def _pin(pid: int, cpu: int) -> None:
@@ -219,17 +277,17 @@ def started(sess: LabSession, path: str):
             yield Started(path, sess.bed, link, link.link.pid)
         return
     if is_swc(path):
-        with punt_peer(sess, path) as grammar, _daemon(sess, grammar, "dpdk", SWB_LAYOUT) as link:
-            yield Started(path, sess.bed, link, link.link.pid)
+        why = punt_unavailable()
+        if why:
+            raise LinkemuError(f"{path}: not available: {why}")
+        name = channel(sess.bed, path)
+        echo = None
+        try:
+            with _daemon(sess, punt_grammar(path, name), "dpdk", SWB_LAYOUT) as link:
+                with punt_echo(sess, path, name, link) as echo:
+                    yield Started(path, sess.bed, link, link.link.pid, echo.pid)
+        finally:
+            with shielded():
+                reap(echo)
         return
     raise LinkemuError(f"unknown path '{path}'")
-
-
-@contextlib.contextmanager
-def punt_peer(sess: LabSession, path: str):
-    """The SWC path's grammar, with whatever the punt transport needs
-    around the daemon's life (see docs/punt.md)."""
-    why = punt_unavailable()
-    if why:
-        raise LinkemuError(f"{path}: not available: {why}")
-    yield punt_grammar(path)

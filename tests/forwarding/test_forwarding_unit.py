@@ -245,3 +245,24 @@ def test_results_missing_a_field_is_refused(tmp_path):
     del bad["latency"]
     with pytest.raises(results.ResultsError, match="latency"):
         results.validate(bad, "x")
+
+
+# --- the SWC paths' grammar ---------------------------------------------------------------------
+
+def test_swc_grammar_punts_all_ipv4_or_the_control_port():
+    from linkemu.bed.testbed import bed_for
+    from linkemu.daemon import daemon
+    from linkemu.lab import forwarding_paths as fp
+    bed = bed_for("lg")
+    for path in fp.SWC_PATHS:
+        name = fp.channel(bed, path)
+        g = fp.punt_grammar(path, name)
+        t = fp.transport(path)
+        assert f": punt {t} {name}" in g
+        assert ("dport 5301" in g) is fp.one_pct(path)
+        assert ("ether ipv4" in g) is (not fp.one_pct(path))
+        # linkemud itself accepts it (the tree is built before the suites run).
+        assert daemon.check_link(daemon.require_binary("dpdk"), g) is None, g
+    assert fp.channel(bed, "swc-all-fifo").startswith(str(bed.run_dir))
+    assert "/" not in fp.channel(bed, "swc-all-shm")
+    assert fp.punt_unavailable() is None

@@ -60,6 +60,8 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 	out->npunt = dp_punt_status(dir->punt, dir->id, out->punt);
 	dp_port_counters_read(dir->port_in, &out->port_in);
 	dp_port_counters_read(dir->port_out, &out->port_out);
+	dp_port_xstats_read(dir->port_in, &out->xstats_in);
+	dp_port_xstats_read(dir->port_out, &out->xstats_out);
 	return 0;
 }
 

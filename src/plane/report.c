@@ -115,6 +115,8 @@ void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 		hist_subtract(&r->dir[d].error, &base->dir[d].error);
 		port_subtract(&r->dir[d].port_in, &base->dir[d].port_in);
 		port_subtract(&r->dir[d].port_out, &base->dir[d].port_out);
+		dp_xstats_subtract(&r->dir[d].xstats_in, &base->dir[d].xstats_in);
+		dp_xstats_subtract(&r->dir[d].xstats_out, &base->dir[d].xstats_out);
 		r->dir[d].in_flight_base = base->dir[d].in_flight;
 		subtract_classes(&r->dir[d], &base->dir[d]);
 	}
@@ -184,6 +186,16 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 			   ";  after (port %u): send errors %" PRIu64 "\n",
 			d == LE_DIR_A2B ? 0u : 1u, x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf,
 			d == LE_DIR_A2B ? 1u : 0u, x->port_out.oerrors);
+		for (int io = 0; io < 2; io++) {
+			const struct dp_port_xstats *s = io ? &x->xstats_out : &x->xstats_in;
+			if (!s->n)
+				continue;
+			fprintf(f, "    port %u (%s) driver counts:", (d == LE_DIR_A2B) == !io ? 0u : 1u,
+				io ? "out" : "in");
+			for (unsigned i = 0; i < s->n; i++)
+				fprintf(f, "  %s %" PRIu64, s->x[i].name, s->x[i].value);
+			fputc('\n', f);
+		}
 		for (unsigned k = 0; k < x->nclasses; k++) {
 			const struct dp_class_report *c = &x->cls[k];
 
@@ -300,6 +312,17 @@ static void json_hist(FILE *f, const struct le_hist *h)
 		le_hist_quantile(h, 0.99), le_hist_quantile(h, 0.999), h->max);
 }
 
+static void json_xstats(FILE *f, const struct dp_port_xstats *s)
+{
+	fputc('{', f);
+	for (unsigned i = 0; i < s->n; i++) {
+		fputs(i ? ", " : "", f);
+		le_json_string(f, s->x[i].name);
+		fprintf(f, ": %" PRIu64, s->x[i].value);
+	}
+	fputc('}', f);
+}
+
 void dp_report_print_json(FILE *f, const struct dp_report *r)
 {
 	int all_conserved = 1;
@@ -340,6 +363,12 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			   ", \"total\": %" PRIu64 "}, \"after_tx\": {\"oerrors\": %" PRIu64 "}",
 			x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf, dp_port_lost_before_rx(&x->port_in),
 			x->port_out.oerrors);
+		fputs(", \"port_xstats\": {\"in\": ", f);
+		json_xstats(f, &x->xstats_in);
+		fputs(", \"out\": ", f);
+		json_xstats(f, &x->xstats_out);
+		fputs(", \"not_shown\": ", f);
+		fprintf(f, "%u}", x->xstats_in.more + x->xstats_out.more);
 		fputs(", \"classes\": [", f);
 		for (unsigned k = 0; k < x->nclasses; k++) {
 			const struct dp_class_report *c = &x->cls[k];

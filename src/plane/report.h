@@ -43,6 +43,10 @@ struct dp_direction_report {
 	 * output port failed to send after taking it (oerrors). */
 	struct dp_port_counters port_in;
 	struct dp_port_counters port_out;
+	/* Where the ports' drivers say they dropped (port_counters.h): their
+	 * nonzero drop-related xstats; empty on the kernel plane. */
+	struct dp_port_xstats xstats_in;
+	struct dp_port_xstats xstats_out;
 	char config[LE_PATH_TEXT_MAX];
 	uint64_t seed;
 	uint64_t changes;         /* live changes applied since start */

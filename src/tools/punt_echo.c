@@ -329,7 +329,7 @@ static int run_shm(const struct opts *o, struct counts *c)
 			 * until linkemud publishes more. */
 			uint64_t spin_until = now_ns() + o->spin_us * 1000;
 			while (o->spin_us && punt_ring_peek(&in) == NULL && now_ns() < spin_until)
-				;
+				sched_yield(); /* a spin that gives way to whoever needs the CPU */
 			if (punt_ring_peek(&in) == NULL && punt_ring_prepare_sleep(&in, &seen))
 				futex_wait(&in.ctl->head, seen, 100000000L);
 			__atomic_store_n(&in.ctl->waiting, 0, __ATOMIC_RELAXED);

@@ -110,6 +110,13 @@ def fmt_direction(name: str, d: dict) -> list[str]:
                      f"(missed {before.get('imissed', 0)}, errors {before.get('ierrors', 0)}, "
                      f"no mbuf {before.get('rx_nombuf', 0)}); after: "
                      f"{(after or {}).get('oerrors', 0)} send errors at the output port")
+    xstats = d.get("port_xstats") or {}
+    for side in ("in", "out"):            # the drivers' own drop counters
+        if xstats.get(side):
+            lines.append(f"    {side}put port driver counts: "
+                         + ", ".join(f"{k} {v}" for k, v in xstats[side].items()))
+    if xstats.get("not_shown"):
+        lines.append(f"    ({xstats['not_shown']} more driver drop counters not shown)")
     e = d.get("emulation_error_ns") or {}
     if e.get("count"):
         lines.append(f"    emulation error over {e['count']} frames: p50 {fmt_ns(e.get('p50'))}, "

@@ -44,7 +44,7 @@ control: build
 lfp-test: build
 	$(PYTEST) -m "lfp and not verdict" -v -rs
 
-test: unit integration lab-test control api-test lfp-test cellular-test reliability hops-test punt-test
+test: unit integration lab-test control api-test lfp-test cellular-test reliability hops-test punt-test forwarding-test
 
 # linkemu shell, testbed up --between, run --ports and the Python API
 # (with the example of docs/python.md), on beds "la", "lh" and "lk".
@@ -72,6 +72,13 @@ punt-test: build
 # run` on a bed named "lx" (about 2 minutes).
 cellular-test: build
 	$(PYTEST) -m "cellular and not verdict" -v
+
+# The forwarding study (docs/lab.md "forwarding"): its arithmetic and report
+# (no root), then `linkemu lab forwarding --quick` on a bed named "lg": every
+# path forwards, conservation, and with punt the SWC ratio checks (about 90 s).
+.PHONY: forwarding-test
+forwarding-test: build
+	$(PYTEST) -m forwarding -v -rs
 
 # The lab studies' --quick timing verdicts that have not yet held on a quiet
 # machine (docs/testing.md): run by hand until they do, then back into test.

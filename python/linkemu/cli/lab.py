@@ -154,6 +154,34 @@ def register(sub) -> None:
                    help="do not keep the raw per-unit samples beside the results file")
     c.set_defaults(func=cmd_cellular)
 
+    w = lsub.add_parser("forwarding", help="kernel vs DPDK forwarding and the control-plane "
+                                           "split (Table 8): direct, SWA, SWB, SWC")
+    _common(w)
+    w.add_argument("--sizes", default=None, metavar="LIST",
+                   help="UDP/TCP payload sizes in B (default 32,64,128,256,512,768,1024,1280,"
+                        "1460; --quick 64)")
+    w.add_argument("--paths", default=None, metavar="LIST",
+                   help="direct,swa,swb,swc-all-fifo,swc-1pct-fifo,swc-all-shm,swc-1pct-shm "
+                        "(default all; SWC only where punt is built)")
+    w.add_argument("--udp-seconds", type=float, default=None, metavar="S",
+                   help="iperf3 UDP per size (default 4; --quick 2)")
+    w.add_argument("--tcp-seconds", type=float, default=None, metavar="S",
+                   help="iperf3 TCP per size (default 3; --quick 1.5)")
+    w.add_argument("--repeats", type=int, default=None, metavar="N",
+                   help="runs per path and size (default 1)")
+    w.add_argument("--rounds", type=int, default=None, metavar="N",
+                   help="--quick: interleaved rounds of SWB and SWC (default 3)")
+    w.add_argument("--offered", default=None, metavar="RATE",
+                   help="iperf3 UDP offered load (default 2G, the study's)")
+    w.add_argument("--long-seconds", type=float, default=None, metavar="S",
+                   help="ping at 32 B per path for the distribution (default 30; --quick 0)")
+    w.add_argument("--lock", type=Path, default=None, metavar="FILE",
+                   help="hold FILE (flock) only while one path is measured, after waiting for "
+                        "a quiet CPU (e.g. /tmp/linkemu-quiet.lock)")
+    w.add_argument("--quiet-wait", type=float, default=None, metavar="S",
+                   help="with --lock: wait up to S s for a quiet machine per path (default 300)")
+    w.set_defaults(func=cmd_forwarding)
+
     n = lsub.add_parser("noise", help="the machine's scheduling noise (noisefloor) per CPU")
     n.add_argument("--cpu", type=int, action="append", default=None,
                    help="CPU to measure (repeatable; default: the daemon's and the tool CPU)")
@@ -288,6 +316,27 @@ def cmd_cellular(a) -> int:
     o.validate()
     path = _out(a, "cellular")
     res = cellular.run(o, path)
+    rc = _finish(a, res, path)
+    if o.quick and not res["summary"]["all_pass"]:
+        return 1
+    return rc
+
+
+def cmd_forwarding(a) -> int:
+    from linkemu.lab import forwarding as fw
+    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet, udp_seconds=a.udp_seconds,
+              tcp_seconds=a.tcp_seconds, repeats=a.repeats, rounds=a.rounds,
+              offered=a.offered, long_seconds=a.long_seconds, lock=a.lock,
+              quiet_wait_s=a.quiet_wait)
+    if a.sizes:
+        kw["sizes"] = parse_ints(a.sizes, "--sizes")
+    if a.paths:
+        kw["paths"] = tuple(x.strip() for x in a.paths.split(","))
+    kw = {k: v for k, v in kw.items() if v is not None}
+    o = fw.ForwardingOptions.quick_defaults(**kw) if a.quick else fw.ForwardingOptions(**kw)
+    o.validate()
+    path = _out(a, "forwarding")
+    res = fw.run(o, path)
     rc = _finish(a, res, path)
     if o.quick and not res["summary"]["all_pass"]:
         return 1

@@ -29,7 +29,7 @@ from linkemu.errors import LinkemuError
 
 SCHEMA_ID = "linkemu-lab/1"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
-EXPERIMENTS = ("delay-precision", "loss-accuracy", "lfp", "cellular")
+EXPERIMENTS = ("delay-precision", "loss-accuracy", "lfp", "cellular", "forwarding")
 
 
 class ResultsError(LinkemuError):

@@ -288,6 +288,9 @@ def tcp_cwnd(res: dict, level: float = 1e-4):
 
 
 def plots_for(res: dict) -> list:
+    if res["experiment"] == "forwarding":
+        from linkemu.report import forwarding_plots
+        return forwarding_plots.plots(res)
     if res["experiment"] == "cellular":
         from linkemu.report import cellular_plots
         return cellular_plots.plots(res)

@@ -255,6 +255,9 @@ def noise_of(res: dict) -> dict:
 
 
 def tables_for(res: dict) -> list[Table]:
+    if res["experiment"] == "forwarding":
+        from linkemu.report import forwarding
+        return forwarding.tables(res)
     if res["experiment"] == "cellular":
         from linkemu.report import cellular_tables
         return cellular_tables.tables(res)

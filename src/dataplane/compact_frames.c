@@ -94,7 +94,7 @@ static void say_needed(const struct dp_frames_plan *p, const char *what, char *e
 		return;
 	}
 	snprintf(err, errlen,
-		 "cannot allocate %s: frames need %.0f MiB of hugepage memory in all (compact store %.0f MiB: "
+		 "cannot allocate %s: frames need %.0f MiB of hugepage memory in all (compact store %.1f MiB: "
 		 "%u + %u slots of %u bytes, one per frame the limits allow; mbuf pool %.0f MiB: %u mbufs, "
 		 "%" PRIu64 " per direction for held frames over %u bytes (--held-mbufs); send pool %.0f MiB)%s: "
 		 "reserve more hugepages (scripts/setup.sh), or lower `limit`/--max-limit or --held-mbufs",

@@ -46,9 +46,15 @@ static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 	struct dp_model_slot *ms = &t->dir->models;
 	struct le_compact_store *cs = t->dir->compact;
 	/* Below compact_after held mbufs, frames keep them: no copies, and
-	 * little memory. Past it, memory is what counts. */
-	if (!cs || (t->dir->compact_after &&
-		    (int64_t)le_swap_depth(&ms->swap) - cs->in_use < (int64_t)t->dir->compact_after)) {
+	 * little memory. Past it, memory is what counts. The depth walks
+	 * every class's link: read it every 64th burst only (~0.1 ms at
+	 * 14.88 Mpps, a few thousand frames either side of the mark). */
+	struct dp_direction *dir = t->dir;
+	if (cs && dir->compact_after && dir->compact_check-- == 0) {
+		dir->compact_check = 63;
+		dir->compacting = (int64_t)le_swap_depth(&ms->swap) - cs->in_use >= (int64_t)dir->compact_after;
+	}
+	if (!cs || (dir->compact_after && !dir->compacting)) {
 		for (unsigned i = 0; i < n; i++) {
 			le_ns_t arrival = use_meta_arrival ? meta_of(t, pkts[i])->arrival : now;
 			dp_model_slot_offer(ms, pkts[i], pkts[i]->pkt_len, arrival);
@@ -73,7 +79,6 @@ static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 		dp_model_slot_offer(ms, h, len, arrival);
 	}
 	/* Kept for the frames leaving next (take_due), the rest freed. */
-	struct dp_direction *dir = t->dir;
 	unsigned keep = RTE_DIM(dir->spare) - dir->nspare;
 	if (keep > ncopied)
 		keep = ncopied;
@@ -140,7 +145,7 @@ static void take_due(struct dp_task *t, int stamp_mbuf, le_ns_t now)
 	unsigned k = dp_model_slot_dequeue(&t->dir->models, now, frames, t->ctx->burst);
 	struct le_compact_store *cs = t->dir->compact;
 	unsigned ncompact = 0;
-	if (cs) {
+	if (cs && cs->in_use) { /* no slot in use: no compact frame to find */
 		/* Their slots are cold after the delay: ask for them all first. */
 		for (unsigned i = 0; i < k; i++)
 			if (dp_is_compact(frames[i].handle)) {

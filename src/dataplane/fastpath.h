@@ -59,6 +59,8 @@ struct dp_direction {
 	 * their mbufs. Written by the model's task only. */
 	struct le_compact_store *compact;
 	uint32_t compact_after;     /* ... once the models hold this many mbufs */
+	uint32_t compact_check;     /* bursts until the models' depth is read again */
+	int compacting;             /* the last reading was past compact_after */
 	uint64_t compact_tx_wait;   /* sends put off: the send pool was empty */
 	/* mbufs of frames just copied into the store, kept to carry the next
 	 * due compact frames out: a frame in, one out, no pool round trip. */

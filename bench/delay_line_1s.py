@@ -18,6 +18,12 @@ Sampled every 0.25 s through the control socket and /proc: frames held
 sent per second over the last seconds, once the line is full. The same
 link with --no-compact (every held frame in its 2 KiB+ mbuf, as before)
 is asked for too: it cannot start, and says how much it would need.
+
+Then `delay 4s` with the same limit: long enough for the lcore to fill
+all 14.88 M frames at the rate it admits here, for the memory of a full
+line (the store and the pools are allocated at start, so the figure is
+the same at any occupancy but for the delay line's ring, which the first
+pass through touches).
 """
 import argparse
 import json
@@ -32,6 +38,9 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINK = os.environ.get("DL1S_LINK", "delay 1s limit 14880000")
+# The same limit with a delay long enough for this lcore to fill it: the
+# memory of 1.49 x 10^7 frames held, whatever rate the lcore reaches.
+FULL_LINK = "delay 4s limit 14880000"
 EAL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1,no-rx=1", "--log-level=lib.eal:error"]
 
 
@@ -70,11 +79,11 @@ def before_figure(lcore, extra):
     return {"mib": int(m.group(1)), "mbuf_bytes": int(m.group(1)) * 1048576 / int(m.group(2))}, None
 
 
-def run(lcore, seconds, extra):
+def run(lcore, seconds, extra, link=LINK):
     tmp = tempfile.mkdtemp(prefix="linkemu-dl1s-")
     sock = os.path.join(tmp, "ctl.sock")
     stats = os.path.join(tmp, "final.json")
-    cmd = [linkemud_path(), "-l", str(lcore), *EAL, "--", "--a2b", LINK, "--b2a", "", "--seed", "1",
+    cmd = [linkemud_path(), "-l", str(lcore), *EAL, "--", "--a2b", link, "--b2a", "", "--seed", "1",
            "--control", sock, "--stats-file", stats, *extra]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     for line in p.stdout:
@@ -129,12 +138,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="run length (default 5; the line fills in 1)")
     ap.add_argument("--lcore", type=int, default=1)
+    ap.add_argument("--fill-seconds", type=float, default=5.5,
+                    help=f"run '{FULL_LINK}' this long to fill the limit (default 5.5; 0: skip)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("extra", nargs="*", help="more linkemud options (after --)")
     a = ap.parse_args()
     need_before, why = before_figure(a.lcore, a.extra)
     r = run(a.lcore, a.seconds, a.extra)
     r["before_mib"] = need_before
+    full = run(a.lcore, a.fill_seconds, a.extra, FULL_LINK) if a.fill_seconds > 0 else None
+    r["full"] = full
     if a.json:
         print(json.dumps(r, indent=1))
         return
@@ -151,7 +164,14 @@ def main():
         print(f"  with mbufs (--no-compact): {why}")
     print(f"  sustained               {r['sustained_pps'] / 1e6:>9.2f} Mpps (goal 14.88), emulation error p99 "
           f"{r['error_p99_ns'] / 1e6:.1f} ms at that rate; {r['queue_full']:,} frames offered beyond the limit")
-    if not r["conserved"]:
+    if full:
+        print(f"link '{FULL_LINK}' (the same limit, filled at the rate this lcore admits), {a.fill_seconds:g} s")
+        print(f"  frames held (peak)      {full['frames_held_peak']:>12,}   ({full['compact_slots_at_peak']:,} in "
+              f"compact slots)")
+        print(f"  memory                  {full['total_mib']:>9,.0f} MiB   (hugepages {full['hugepage_mib']:,.0f} MiB + "
+              f"process {full['rss_peak_mib']:,.0f} MiB peak RSS): "
+              f"{full['total_mib'] * 1048576 / max(1, full['frames_held_peak']):.0f} B per frame held")
+    if not r["conserved"] or (full and not full["conserved"]):
         print("  WARNING: frames not conserved")
 
 

@@ -62,6 +62,13 @@ def _read_pcap(path: Path) -> list[bytes]:
     return out
 
 
+def _clean_run_dir(prefix: str) -> None:
+    """EAL leaves an empty runtime directory even after --in-memory."""
+    rdir = Path(f"/var/run/dpdk/{prefix}")
+    if rdir.exists() and not list(rdir.iterdir()):
+        rdir.rmdir()
+
+
 def _run(linkemud_bin, tmp_path: Path, a2b: str, extra: list[str]) -> tuple[list[bytes], list[bytes], dict]:
     frames = _frames()
     _write_pcap(tmp_path / "in.pcap", frames)
@@ -86,10 +93,8 @@ def _run(linkemud_bin, tmp_path: Path, a2b: str, extra: list[str]) -> tuple[list
     finally:
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=30)
+        _clean_run_dir(prefix)
     assert p.returncode == 0, err
-    rdir = Path(f"/var/run/dpdk/{prefix}")
-    if rdir.exists() and not list(rdir.iterdir()):
-        rdir.rmdir()
     return frames, _read_pcap(tmp_path / "out1.pcap"), json.loads(stats.read_text())
 
 
@@ -139,11 +144,11 @@ def test_store_that_does_not_fit_is_refused_with_figures(linkemud_bin, tmp_path)
     argv = [str(linkemud_bin), "-l", "0", "--socket-limit=256", "--no-pci", "--in-memory",
             f"--file-prefix={prefix}", "--log-level=lib.eal:error", "--vdev=net_null0", "--vdev=net_null1",
             "--", "--a2b", "delay 1s limit 14880000", "--no-control"]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    finally:
+        _clean_run_dir(prefix)
     assert p.returncode == 1, p.stderr
     assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1222 MiB of "
             "hugepage memory in all (compact store 908.4 MiB") in p.stderr, p.stderr
     assert "--held-mbufs" in p.stderr and "limit" in p.stderr and "scripts/setup.sh" in p.stderr
-    rdir = Path(f"/var/run/dpdk/{prefix}")
-    if rdir.exists() and not list(rdir.iterdir()):
-        rdir.rmdir()

@@ -13,6 +13,9 @@ report="$build/bench-report.txt"
 	echo "== forwarding on net_null: one lcore, both directions, against testpmd io in the same run"
 	python3 forwarding.py "$@"
 	echo
+	echo "== a delay line that holds a second at 10 GbE: frames held, memory, rate sustained (net_null, one lcore)"
+	python3 delay_line_1s.py
+	echo
 	# C micro-benchmarks of the model (virtual time, no DPDK): `make build` first.
 	echo "== cost growth: the model's CPU ns per frame (virtual time; compare with the ns/frame above)"
 	"$build/bench/model_cost"

@@ -2,6 +2,8 @@
 
 #include <rte_lcore.h>
 
+#include "compact_store.h"
+#include "fastpath.h"
 #include "report_collect.h"
 
 static le_ns_t dpdk_now(const struct dp_state *st)
@@ -20,6 +22,17 @@ static int dpdk_collect(struct dp_state *st, struct dp_report *r, int live)
 	r->time_ns = tsc_clock_now(p->clock);
 	r->mempool_size = p->pool ? p->pool->size : 0;
 	r->mempool_in_use = p->pool ? rte_mempool_in_use_count(p->pool) : 0;
+	for (int d = 0; d < LE_DIRS; d++) {
+		const struct le_compact_store *s = p->dir[d].compact;
+		if (!s)
+			continue;
+		r->has_compact = 1;
+		r->compact[d] = (struct dp_compact_report){
+			.slots = s->nslots, .bytes = le_compact_store_bytes(s->nslots), .in_use = s->in_use,
+			.high_water = s->high_water, .stored = s->stored, .full = s->full,
+			.send_waits = p->dir[d].compact_tx_wait,
+		};
+	}
 	return dp_report_collect(r, p->plan, p->dir, live, st->stop);
 }
 

@@ -44,6 +44,7 @@ struct dp_pending {
 	le_ns_t deadline[DP_BURST_MAX];
 	unsigned first;
 	unsigned count;
+	unsigned unresolved; /* compact frames among them still without an mbuf */
 };
 
 struct dp_direction {
@@ -56,6 +57,17 @@ struct dp_direction {
 	struct dp_punt_set *punt;   /* punted classes' channels; NULL: none */
 	struct dp_counters shutdown_ctr; /* written by the main lcore after the stop */
 	uint64_t ring_flushed[2];   /* rx_ring, tx_ring: freed from them at shutdown */
+	/* Held short frames' bytes (compact_frames.h); NULL: frames keep
+	 * their mbufs. Written by the model's task only. */
+	struct le_compact_store *compact;
+	uint32_t compact_after;     /* ... once the models hold this many mbufs */
+	uint32_t compact_check;     /* bursts until the models' depth is read again */
+	int compacting;             /* the last reading was past compact_after */
+	uint64_t compact_tx_wait;   /* sends put off: the send pool was empty */
+	/* mbufs of frames just copied into the store, kept to carry the next
+	 * due compact frames out: a frame in, one out, no pool round trip. */
+	unsigned nspare;
+	struct rte_mbuf *spare[2 * DP_BURST_MAX];
 	/* Pipeline: RX lcore's promise that every frame stamped before this
 	 * time is in rx_ring. On its own cache line: written every poll. */
 	le_ns_t rx_watermark __rte_cache_aligned;
@@ -76,6 +88,7 @@ struct dp_context {
 	int meta_offset;
 	unsigned burst;
 	volatile int *stop;     /* set by the signal handler */
+	struct rte_mempool *tx_pool; /* mbufs for compact frames on their way out */
 };
 
 /* A task's counts as of one burst boundary, copied by its own lcore. */

@@ -27,6 +27,7 @@
 #include "final.h"
 #include "fault.h"
 #include "fastpath.h"
+#include "compact_frames.h"
 #include "frame_meta.h"
 #include "layout.h"
 #include "mbuf_ops.h"
@@ -87,10 +88,14 @@ static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
 /* Every mbuf that can be held at once, so the pool never runs dry while
  * the models still have room:
  *
- *   per direction  DP_MODEL_LIMITS x max_limit   models: the active one and
+ *   per direction  held frames                   models: the active one and
  *                                                those still draining
  *                                                (model_slot.h enforces it;
- *                                                `limit` counts duplicates)
+ *                                                `limit` counts duplicates):
+ *                                                DP_MODEL_LIMITS x max_limit,
+ *                                                or with the compact store
+ *                                                only frames over 64 bytes,
+ *                                                --held-mbufs (compact_frames.c)
  *                + 2 x ring_size                 pipeline rings
  *   + tasks x (DP_BURST_MAX + burst)             pending buffers + one burst
  *   + RX and TX descriptors of both ports
@@ -102,7 +107,7 @@ static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
 static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_queues q[DP_PORTS],
 			     const struct dp_plan *plan)
 {
-	uint64_t n = (uint64_t)LE_DIRS * DP_MODEL_LIMITS * o->max_limit;
+	uint64_t n = 0; /* held frames: dp_frames_plan() adds them */
 	if (plan->kind == DP_LAYOUT_PIPELINE)
 		n += (uint64_t)LE_DIRS * 2 * o->ring_size;
 	n += (uint64_t)plan->ntasks * (DP_BURST_MAX + o->burst);
@@ -115,6 +120,21 @@ static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_qu
 	return (unsigned)n;
 }
 
+/* The send pool: compact frames on their way out, at most what the
+ * pending buffers, the pipeline's TX rings and the ports' TX descriptors
+ * hold at once, plus the lcores' caches. */
+static unsigned tx_mbufs_needed(const struct dp_options *o, const struct dp_port_queues q[DP_PORTS],
+				const struct dp_plan *plan)
+{
+	uint64_t n = (uint64_t)plan->ntasks * DP_BURST_MAX;
+	if (plan->kind == DP_LAYOUT_PIPELINE)
+		n += (uint64_t)LE_DIRS * o->ring_size;
+	for (int p = 0; p < DP_PORTS; p++)
+		n += q[p].nb_txd;
+	n += (uint64_t)(plan->nlcores + 1) * MBUF_CACHE * 3 / 2 + 1024;
+	return (unsigned)n;
+}
+
 struct daemon {
 	struct dp_options opt;
 	struct tsc_clock clock;
@@ -122,7 +142,8 @@ struct daemon {
 	struct dp_direction dir[LE_DIRS];
 	struct dp_plan plan;
 	struct dp_port_queues queues[DP_PORTS];
-	struct rte_mempool *pool;
+	struct rte_mempool *pool;    /* frames.pool */
+	struct dp_frames frames;     /* the pools and compact stores */
 	struct le_frame_ops ops;     /* mbuf operations for the models; outlives them */
 	struct dp_punt_set *punt;    /* punted classes' channels (NULL: none) */
 	uint64_t seed;
@@ -199,18 +220,19 @@ static int setup_memory(struct daemon *dm, char *err, size_t errlen)
 	for (uint16_t p = 0; p < DP_PORTS; p++)
 		if (dp_port_queues(p, &dm->queues[p], err, errlen))
 			return -1;
-	unsigned n = mbufs_needed(&dm->opt, dm->queues, &dm->plan);
-	dm->pool = rte_pktmbuf_pool_create("linkemu_mbufs", n, MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-					   (int)rte_socket_id());
-	if (!dm->pool) {
-		double mib = (double)n * (RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf) + 64) / 1048576.0;
-		snprintf(err, errlen,
-			 "cannot allocate %u mbufs (about %.0f MiB of hugepage memory) for limits of up to "
-			 "%u frames per direction: %s; reserve more hugepages, or lower `limit`/--max-limit",
-			 n, mib, dm->opt.max_limit, rte_strerror(rte_errno));
+	struct dp_frames_plan fp;
+	dp_frames_plan(&fp, &dm->opt, mbufs_needed(&dm->opt, dm->queues, &dm->plan),
+		       tx_mbufs_needed(&dm->opt, dm->queues, &dm->plan));
+	if (dp_frames_create(&dm->frames, &fp, MBUF_CACHE, err, errlen))
 		return -1;
+	dm->pool = dm->frames.pool;
+	dm->ctx.tx_pool = dm->frames.tx_pool;
+	for (int d = 0; d < LE_DIRS; d++)
+	{
+		dm->dir[d].compact = dm->frames.store[d];
+		dm->dir[d].compact_after = fp.compact_after;
 	}
-	dm->ops = dp_mbuf_ops(dm->pool);
+	dm->ops = dp_mbuf_ops(&dm->frames);
 	return 0;
 }
 
@@ -443,7 +465,7 @@ static void release(struct daemon *dm)
 	dp_punt_close(dm->punt);
 	dm->punt = NULL;
 	dp_plan_free(&dm->plan);
-	rte_mempool_free(dm->pool);
+	dp_frames_free(&dm->frames);
 	dm->pool = NULL;
 	free(dm->state.baseline);
 	dm->state.baseline = NULL;

@@ -66,6 +66,11 @@ void dp_options_usage(const char *prog)
 	       "  --no-control      no control socket\n"
 	       "  --max-limit N     largest limit a live `set` may ask for; memory is sized for it\n"
 	       "                    (default: the larger of the two limits, at least %u)\n"
+	       "  --held-mbufs N    held frames over 64 bytes (or beyond the compact store) that keep their\n"
+	       "                    2 KiB mbuf, per direction (default: 3 x max limit, at most 65536)\n"
+	       "  --compact-after N short frames (<= 64 bytes) are copied into the compact store, their mbufs\n"
+	       "                    freed, once a direction holds N frames in mbufs (default 16384; 0: always)\n"
+	       "  --no-compact      hold every frame in its mbuf (no compact store for frames <= 64 bytes)\n"
 	       "  --check GRAMMAR   check a link's grammar, print it formatted, exit 0 (or 2 naming the error)\n"
 	       "  --json            print the final counters as one JSON object on stdout\n"
 	       "  --stats-file F    write the final counters as JSON to F on exit\n"
@@ -194,6 +199,25 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 				return -1;
 			}
 			*(strcmp(a, "--spin-us") == 0 ? &o->spin_us : &o->idle_us) = (unsigned)v;
+		} else if (strcmp(a, "--held-mbufs") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (le_parse_u64(argv[++i], 1, LE_MAX_LIMIT, &v, sub, sizeof(sub))) {
+				snprintf(err, errlen, "--held-mbufs: '%s': %s", argv[i], sub);
+				return -1;
+			}
+			o->held_mbufs = (uint32_t)v;
+		} else if (strcmp(a, "--compact-after") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (le_parse_u64(argv[++i], 0, LE_MAX_LIMIT, &v, sub, sizeof(sub))) {
+				snprintf(err, errlen, "--compact-after: '%s': %s", argv[i], sub);
+				return -1;
+			}
+			o->compact_after = (uint32_t)v;
+			o->compact_after_set = 1;
+		} else if (strcmp(a, "--no-compact") == 0) {
+			o->no_compact = 1;
 		} else if (strcmp(a, "--no-pm-qos") == 0) {
 			o->no_pm_qos = 1;
 		} else if (strcmp(a, "--json") == 0) {

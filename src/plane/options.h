@@ -37,6 +37,10 @@ struct dp_options {
 	unsigned ring_size;                      /* inter-lcore rings (pipeline) */
 	int no_pm_qos;                           /* leave CPU idle states alone */
 	uint32_t max_limit;                      /* largest `limit` a live change may set */
+	uint32_t held_mbufs;                     /* per direction, frames kept as mbufs; 0: default */
+	int no_compact;
+	uint32_t compact_after;                  /* held mbufs before short frames go compact */
+	int compact_after_set;                          /* no compact store: every held frame keeps its mbuf */
 	const char *control_path;                /* control socket, NULL: default */
 	int no_control;                          /* no control socket at all */
 	enum dp_wait_mode wait;                  /* how an idle lcore waits (wait.h) */

@@ -330,9 +330,22 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 	le_json_string(f, r->layout);
 	fprintf(f, ", \"lcores\": %u, \"seed\": %" PRIu64 ", \"tsc_hz\": %.1f, \"tsc_nominal_hz\": %.1f, "
 		   "\"uptime_s\": %.6f, \"time_ns\": %" PRIu64 ", \"mempool_size\": %" PRIu64
-		   ", \"mempool_in_use\": %" PRIu64 ", \"directions\": {",
+		   ", \"mempool_in_use\": %" PRIu64 ", ",
 		r->lcores, r->seed, r->tsc_hz, r->tsc_nominal_hz, r->uptime_s, r->time_ns, r->mempool_size,
 		r->mempool_in_use);
+	if (r->has_compact) {
+		fputs("\"compact\": {", f);
+		for (int d = 0; d < LE_DIRS; d++) {
+			const struct dp_compact_report *c = &r->compact[d];
+			fprintf(f, "%s\"%s\": {\"slots\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"in_use\": %" PRIu64
+				   ", \"high_water\": %" PRIu64 ", \"stored\": %" PRIu64 ", \"full\": %" PRIu64
+				   ", \"send_waits\": %" PRIu64 "}",
+				d ? ", " : "", le_direction_name(d), c->slots, c->bytes, c->in_use, c->high_water,
+				c->stored, c->full, c->send_waits);
+		}
+		fputs("}, ", f);
+	}
+	fputs("\"directions\": {", f);
 	for (int d = 0; d < LE_DIRS; d++) {
 		const struct dp_direction_report *x = &r->dir[d];
 		all_conserved &= dp_report_conserved(x);

@@ -72,6 +72,12 @@ struct dp_report {
 	uint64_t time_ns;          /* model time of the snapshot */
 	uint64_t mempool_size;
 	uint64_t mempool_in_use;   /* mbufs out of the pool (held, in rings, in drivers) */
+	/* linkemud's compact stores of short held frames (compact_frames.h),
+	 * read while the lcores run: each figure exact, together approximate. */
+	int has_compact;
+	struct dp_compact_report {
+		uint64_t slots, in_use, high_water, stored, full, send_waits, bytes;
+	} compact[LE_DIRS];
 	struct dp_direction_report dir[LE_DIRS];
 };
 

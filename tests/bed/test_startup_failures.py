@@ -32,7 +32,7 @@ CASES = {
     "layout": (["-l", "0"], ["--layout", "pipeline"], None, 2,
                "linkemud: layout pipeline needs 6 lcores (RX, worker and TX per direction), "
                "EAL was given 1"),
-    "mbuf-pool": (["-l", "0", "--socket-limit=128"], ["--max-limit", "200000"], None, 1,
+    "mbuf-pool": (["-l", "0", "--socket-limit=128"], ["--max-limit", "200000", "--no-compact"], None, 1,
                   "linkemud: cannot allocate 1206976 mbufs"),
     "tsc": (["-l", "0"], [], "tsc", 1, "linkemud: TSC calibration failed"),
     "link": (["-l", "0"], ["--a2b", "delay 1ms"], "link", 2,

@@ -1,0 +1,154 @@
+"""Short frames held in the compact store leave with their own bytes
+(issue 12, part 3).
+
+linkemud runs on two net_pcap ports (no bed, no namespaces): port 0 reads
+a capture of frames of every length from 18 to 200 bytes, each with its
+number in it, port 1 writes what a2b sends. With --compact-after 0 every
+frame of up to 64 bytes is copied into the store and its mbuf freed as it
+arrives, and copied back into a fresh mbuf when due; the longer ones keep
+their mbufs. The capture written must hold exactly the frames read (in
+order for a FIFO line; as a multiset with duplicates and jitter), and the
+report must show the store took every short frame and gave every slot
+back."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import struct
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+# Needs root and hugepages, not a bed.
+pytestmark = pytest.mark.needs_root
+
+N_FRAMES = 3000
+
+
+def _frames(seed: int = 12) -> list[bytes]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(N_FRAMES):
+        n = rng.randint(18, 200)  # 18: room for the number
+        body = struct.pack(">I", i) + bytes(rng.getrandbits(8) for _ in range(200))
+        # Ethernet: dst, src, an ethertype no rule matches; then the body
+        f = bytes.fromhex("020000000002" "020000000001" "88b5") + body
+        out.append(f[:n])
+    return out
+
+
+def _write_pcap(path: Path, frames: list[bytes]) -> None:
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for k, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", 1, k, len(fr), len(fr)))
+            f.write(fr)
+
+
+def _read_pcap(path: Path) -> list[bytes]:
+    data = path.read_bytes()
+    magic = struct.unpack("<I", data[:4])[0]
+    assert magic in (0xA1B2C3D4, 0xA1B23C4D), hex(magic)
+    out, off = [], 24
+    while off + 16 <= len(data):
+        _, _, incl, _ = struct.unpack("<IIII", data[off:off + 16])
+        out.append(data[off + 16:off + 16 + incl])
+        off += 16 + incl
+    return out
+
+
+def _clean_run_dir(prefix: str) -> None:
+    """EAL leaves an empty runtime directory even after --in-memory."""
+    rdir = Path(f"/var/run/dpdk/{prefix}")
+    if rdir.exists() and not list(rdir.iterdir()):
+        rdir.rmdir()
+
+
+def _run(linkemud_bin, tmp_path: Path, a2b: str, extra: list[str]) -> tuple[list[bytes], list[bytes], dict]:
+    frames = _frames()
+    _write_pcap(tmp_path / "in.pcap", frames)
+    _write_pcap(tmp_path / "none.pcap", [])
+    stats = tmp_path / "final.json"
+    prefix = f"compact-{uuid.uuid4().hex[:8]}"
+    argv = [str(linkemud_bin), "-l", "0", "--no-pci", "--in-memory", f"--file-prefix={prefix}",
+            "--log-level=lib.eal:error",
+            f"--vdev=net_pcap0,rx_pcap={tmp_path / 'in.pcap'},tx_pcap={tmp_path / 'out0.pcap'}",
+            f"--vdev=net_pcap1,rx_pcap={tmp_path / 'none.pcap'},tx_pcap={tmp_path / 'out1.pcap'}",
+            "--", "--a2b", a2b, "--no-control", "--stats-file", str(stats), *extra]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        line = ""
+        while time.monotonic() < deadline and "ready" not in line:
+            line = p.stdout.readline()
+            if not line and p.poll() is not None:
+                break
+        assert "ready" in line, p.stderr.read()
+        time.sleep(1.5)  # the capture is read at once; 1.5 s > every deadline
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        _clean_run_dir(prefix)
+    assert p.returncode == 0, err
+    return frames, _read_pcap(tmp_path / "out1.pcap"), json.loads(stats.read_text())
+
+
+def test_fifo_line_keeps_bytes_and_order(linkemud_bin, tmp_path):
+    sent, got, rep = _run(linkemud_bin, tmp_path, "delay 20ms limit 10000", ["--compact-after", "0"])
+    a2b = rep["directions"]["a2b"]
+    assert a2b["rx"] == N_FRAMES and a2b["tx"] == N_FRAMES, a2b
+    assert got == sent, "frames changed or reordered on the way through the store"
+    short = sum(len(f) <= 64 for f in sent)
+    c = rep["compact"]["a2b"]
+    assert short > 500 and c["stored"] == short, (short, c)
+    assert c["in_use"] == 0 and c["full"] == 0, c
+    assert rep["conserved"]
+
+
+def test_jitter_and_duplicates_keep_bytes(linkemud_bin, tmp_path):
+    # Jitter that reorders (the timing wheel frees slots out of order) and
+    # duplicates (a compact frame's copy takes a slot of its own).
+    sent, got, rep = _run(linkemud_bin, tmp_path, "delay 20ms 5ms duplicate 30% limit 10000",
+                          ["--compact-after", "0", "--seed", "7"])
+    a2b = rep["directions"]["a2b"]
+    dup = a2b["dup"]
+    assert a2b["tx"] == len(got) == N_FRAMES + dup, a2b
+    assert dup > 0.2 * N_FRAMES, a2b
+    by_id: dict[int, list[bytes]] = {}
+    for f in got:
+        by_id.setdefault(struct.unpack(">I", f[14:18])[0], []).append(f)
+    assert sorted(by_id) == list(range(N_FRAMES))
+    bad = [i for i, fs in by_id.items() if len(fs) > 2 or any(f != sent[i] for f in fs)]
+    assert not bad, f"{len(bad)} frames changed or copied more than once, e.g. {bad[:5]}"
+    assert got != sent, "jitter of 5 ms should have reordered some frames"
+    c = rep["compact"]["a2b"]
+    assert c["in_use"] == 0 and c["stored"] > sum(len(f) <= 64 for f in sent), c
+    assert rep["conserved"]
+
+
+def test_default_keeps_mbufs_for_short_lines(linkemud_bin, tmp_path):
+    # 3000 frames never make a direction hold --compact-after (16384)
+    # mbufs: nothing is copied, the frames pass as they always did.
+    sent, got, rep = _run(linkemud_bin, tmp_path, "delay 20ms limit 10000", [])
+    assert got == sent
+    assert rep["compact"]["a2b"]["stored"] == 0, rep["compact"]
+
+
+def test_store_that_does_not_fit_is_refused_with_figures(linkemud_bin, tmp_path):
+    prefix = f"compact-{uuid.uuid4().hex[:8]}"
+    argv = [str(linkemud_bin), "-l", "0", "--socket-limit=256", "--no-pci", "--in-memory",
+            f"--file-prefix={prefix}", "--log-level=lib.eal:error", "--vdev=net_null0", "--vdev=net_null1",
+            "--", "--a2b", "delay 1s limit 14880000", "--no-control"]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    finally:
+        _clean_run_dir(prefix)
+    assert p.returncode == 1, p.stderr
+    assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1222 MiB of "
+            "hugepage memory in all (compact store 908.4 MiB") in p.stderr, p.stderr
+    assert "--held-mbufs" in p.stderr and "limit" in p.stderr and "scripts/setup.sh" in p.stderr

@@ -6,7 +6,6 @@ resolve them and no other linkemud shared the machine)."""
 
 from __future__ import annotations
 
-import fcntl
 
 import pytest
 
@@ -14,19 +13,11 @@ from kit import linkemu, require_alone, suite_bed
 from linkemu.lab import results
 
 BED = suite_bed(__file__)
-LOCK = f"/tmp/linkemu-bed-{BED}.lock"
 
 
 @pytest.fixture(scope="module")
-def bed_lock(bed_session):
-    """One user of bed lg at a time on a shared machine."""
-    with open(LOCK, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield bed_session
-
-
-@pytest.fixture(scope="module")
-def quick(bed_lock, tmp_path_factory):
+def quick(bed_session, tmp_path_factory):
+    # bed_session holds bed lg for this session (the kit's lock).
     out = tmp_path_factory.mktemp("fwd") / "fwd.json.gz"
     html = out.with_name("fwd.html")
     cp = linkemu("lab", "forwarding", "--quick", "--bed", BED, "-o", str(out), "--report",

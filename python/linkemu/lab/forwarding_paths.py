@@ -39,7 +39,7 @@ from linkemu.bed.testbed import Bed
 from linkemu.daemon import daemon
 from linkemu.errors import LinkemuError
 from linkemu.instruments.tools import require_tool
-from linkemu.lab.session import LabSession, Link, other_pollers
+from linkemu.lab.session import LabSession, Link
 
 PATHS = ("direct", "swa", "swb", "swc-all-fifo", "swc-1pct-fifo", "swc-all-shm",
          "swc-1pct-shm")
@@ -223,36 +223,10 @@ def _pin(pid: int, cpu: int) -> None:
             pass
 
 
-@contextlib.contextmanager
 def _daemon(sess: LabSession, grammar: str, io: str, layout: str | None):
-    """A daemon on the bed for one path; like LabSession.link, with the
-    data plane and layout chosen. Its final report lands in link.final."""
-    started = sess.api_bed.run(grammar, "", io=io, layout=layout,
-                               pmd=None if (sess.fallback or io == "kernel") else sess.pmd,
-                               seed=sess.seed)
-    if io == "dpdk":
-        sess.pmd, sess.fallback = started.pmd, False
-    link = Link(started)
-    link.contention = other_pollers(sess.bed.file_prefix)
-    sess._live = link
-    try:
-        yield link
-    except BaseException:
-        with shielded():
-            try:
-                started.stop()
-            except LinkemuError:
-                pass
-            sess._live = None
-        raise
-    for c in other_pollers(sess.bed.file_prefix):
-        if c not in link.contention:
-            link.contention.append(c)
-    with shielded():
-        report = started.stop()
-        sess._live = None
-    link.final = report.raw
-    link.problems = list(report.problems)
+    """A daemon on the bed for one path, with the data plane and layout
+    chosen (LabSession.link). Its final report lands in link.final."""
+    return sess.link(grammar, "", io=io, layout=layout)
 
 
 @contextlib.contextmanager

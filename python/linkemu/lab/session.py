@@ -170,12 +170,17 @@ class LabSession:
                     cm.__exit__(None, None, None)
 
     @contextlib.contextmanager
-    def link(self, a2b: str, b2a: str = "", seed: int | None = None):
-        """Start linkemud with these links; stop it on leaving the block and
-        put its final JSON in link.final (conservation re-checked)."""
-        started = self.api_bed.run(a2b, b2a, pmd=None if self.fallback else self.pmd,
+    def link(self, a2b: str, b2a: str = "", seed: int | None = None, io: str = "dpdk",
+             layout: str | None = None):
+        """Start the data plane (io: linkemud "dpdk" or linkemuk "kernel")
+        with these links; stop it on leaving the block and put its final
+        JSON in link.final (conservation re-checked)."""
+        kernel = io == "kernel"
+        started = self.api_bed.run(a2b, b2a, io=io, layout=layout,
+                                   pmd=None if (self.fallback or kernel) else self.pmd,
                                    seed=self.seed if seed is None else seed)
-        self.pmd, self.fallback = started.pmd, False    # keep what worked
+        if not kernel:
+            self.pmd, self.fallback = started.pmd, False    # keep what worked
         link = Link(started)
         link.contention = other_pollers(self.bed.file_prefix)
         self._live = link

@@ -17,7 +17,8 @@ from linkemu.instruments import units_stats as st
 from linkemu.instruments import units_wire as wire
 from linkemu.instruments.units_schedule import Schedule, generate
 from linkemu.instruments.units_sink import Sink
-from linkemu.lab.cellular import allowed_exceedances, base_delay_ns
+from linkemu.lab.cellular import base_delay_ns
+from linkemu.lab.cellular_overhead import allowed_exceedances
 
 from kit import cli_env
 

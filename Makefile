@@ -44,7 +44,7 @@ control: build
 lfp-test: build
 	$(PYTEST) -m "lfp and not verdict" -v -rs
 
-test: unit integration lab-test control api-test lfp-test cellular-test reliability hops-test
+test: unit integration lab-test control api-test lfp-test cellular-test reliability hops-test punt-test
 
 # linkemu shell, testbed up --between, run --ports and the Python API
 # (with the example of docs/python.md), on beds "la", "lh" and "lk".
@@ -58,6 +58,13 @@ api-test: build
 .PHONY: hops-test
 hops-test: build
 	$(PYTEST) -m hops -v -rs
+
+# Punted classes (docs/punt.md): a class handed to punt_echo over a FIFO
+# and shared memory round-trips, its books hold, a stalled process fills
+# its channel, a killed one is reported, on a bed named "lw" (about 80 s).
+.PHONY: punt-test
+punt-test: build
+	$(PYTEST) -m punt -v -rs
 
 # The 4G/5G study (docs/lab.md "cellular", docs/units.md): the unit-latency
 # instrument over loopback and the cell-* profiles against the published

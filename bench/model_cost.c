@@ -60,7 +60,7 @@ static double run(const char *text, uint64_t warm, uint64_t frames, uint64_t *he
 {
 	static struct le_path_config cfg;
 	static struct le_path p;
-	const struct le_frame_ops ops = { NULL, NULL, op_free, op_bytes };
+	const struct le_frame_ops ops = { NULL, NULL, op_free, op_bytes, NULL, NULL };
 	struct le_frame out[BURST];
 	char err[512];
 	double t0 = 0;

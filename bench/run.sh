@@ -19,5 +19,11 @@ report="$build/bench-report.txt"
 	echo
 	echo "== the cost of a live change"
 	"$build/bench/bench_swap_cost"
+	echo
+	echo "== a punted class per frame: FIFO and shared memory through punt_echo (docs/punt.md)"
+	"$build/bench/punt_cost" "$build/src/tools/punt_echo" 2>/dev/null
+	echo
+	echo "== forwarding gap during a \`set\` with 10^6 frames queued (the model slot as the lcore drives it)"
+	"$build/bench/bench_swap_gap"
 } 2>&1 | tee "$report"
 echo "bench report: $report" >&2

@@ -15,23 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_kit.h"
 #include "swap.h"
-
-static void nop_free(void *ctx, void *h)
-{
-	(void)ctx;
-	(void)h;
-}
-
-static const struct le_frame_ops ops = { NULL, NULL, nop_free, NULL };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static struct le_path *build(uint32_t limit)
 {
@@ -41,17 +26,11 @@ static struct le_path *build(uint32_t limit)
 
 	snprintf(text, sizeof(text), "rate 1mbit delay 10ms limit %u", limit);
 	if (p == NULL || le_path_config_parse(text, &c, err, sizeof(err)) != 0 ||
-	    le_path_init(p, &c, LE_DIR_A2B, 1, &ops, err, sizeof(err)) != 0) {
+	    le_path_init(p, &c, LE_DIR_A2B, 1, &bench_ops, err, sizeof(err)) != 0) {
 		fprintf(stderr, "bench_swap_cost: %s\n", err);
 		exit(1);
 	}
 	return p;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -79,16 +58,16 @@ int main(int argc, char **argv)
 				le_swap_offer(&sw, (void *)(uintptr_t)(i + 1), 1500, 1);
 			/* baseline: one frame in and one out, on this link, with the
 			 * queue as deep */
-			t0 = now_ns();
+			t0 = (double)bench_now_ns();
 			for (int i = 0; i < BASE; i++) {
 				le_swap_offer(&sw, (void *)(uintptr_t)1, 64, t);
 				le_swap_dequeue(&sw, t, out, 1);
 			}
-			base[r] = (now_ns() - t0) / BASE;
-			t0 = now_ns();
+			base[r] = ((double)bench_now_ns() - t0) / BASE;
+			t0 = (double)bench_now_ns();
 			le_swap_stage(&sw, b, t + 1);
 			le_swap_advance(&sw, t + 1);
-			change[r] = now_ns() - t0;
+			change[r] = (double)bench_now_ns() - t0;
 			if (sw.swaps != 1 || le_swap_depth(&sw) < n) {
 				fprintf(stderr, "bench_swap_cost: the change did not happen\n");
 				return 1;
@@ -99,10 +78,8 @@ int main(int argc, char **argv)
 				free(left[i]);
 			}
 		}
-		qsort(change, REPS, sizeof(double), cmp);
-		qsort(base, REPS, sizeof(double), cmp);
-		printf("%-10u %14.0f %14.1f %10.1f\n", n, change[REPS / 2], base[REPS / 2],
-		       change[REPS / 2] / base[REPS / 2]);
+		double c = bench_median(change, REPS), b = bench_median(base, REPS);
+		printf("%-10u %14.0f %14.1f %10.1f\n", n, c, b, c / b);
 	}
 	return 0;
 }

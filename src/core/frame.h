@@ -10,6 +10,8 @@
 
 #include "le_time.h"
 
+struct le_path;
+
 struct le_frame {
 	void *handle;        /* opaque to the model: an mbuf for the data plane */
 	uint32_t len;        /* frame length in bytes */
@@ -31,6 +33,10 @@ struct le_frame {
  *        *contiguous_len (may be less than the frame length, e.g. a
  *        chained mbuf; the model only reads/writes within it). NULL when
  *        there are none.
+ * punt:  takes a frame of a punted class (`punt fifo|shm`, path.h)
+ *        instead of its link: the callee owns it from then on (copies
+ *        it out, frees it, counts it). NULL: punted classes are refused
+ *        by le_path_init.
  * Any of them may be NULL when the configuration never needs it: clone is
  * needed by `duplicate`; bytes by `corrupt`, `ecn`, `codel ... ecn` and
  * class rules; free by every config that can drop frames. le_link_init /
@@ -40,6 +46,9 @@ struct le_frame_ops {
 	void *(*clone)(void *ctx, void *handle);
 	void (*free)(void *ctx, void *handle);
 	uint8_t *(*bytes)(void *ctx, void *handle, uint32_t *contiguous_len);
+	void (*punt)(void *punt_ctx, const struct le_path *p, unsigned cls, void *handle, uint32_t len,
+		     le_ns_t arrival);
+	void *punt_ctx;
 };
 
 #endif

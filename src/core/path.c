@@ -2,6 +2,7 @@
  * path.h. */
 #include "path.h"
 #include "err.h"
+#include "suggest.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -118,6 +119,58 @@ const struct le_link_config *le_path_config_hop(const struct le_path_config *c, 
 	return &c->extra[h->first + hop - 1];
 }
 
+const char *le_punt_transport_name(enum le_punt_transport t)
+{
+	return t == LE_PUNT_FIFO ? "fifo" : t == LE_PUNT_SHM ? "shm" : "";
+}
+
+/* A shared-memory name: what shm_open takes after its '/', kept to the
+ * characters a file name in /dev/shm needs no quoting for. */
+static int valid_shm_name(const char *s)
+{
+	if (s[0] == '\0' || s[0] == '.')
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+			return 0;
+	return 1;
+}
+
+/* `punt fifo PATH` or `punt shm NAME` at w[0..]: the words it took (3),
+ * or -1 with the reason. The link's words follow. */
+static int parse_punt(int n, char **w, struct le_punt_config *pc, char *err, size_t errlen)
+{
+	static const char *const transports[] = {"fifo", "shm"};
+	const char *near;
+
+	if (n < 2)
+		return le_err(err, errlen, "punt: missing the transport after 'punt' (punt fifo PATH or punt shm NAME)");
+	if (strcmp(w[1], "fifo") == 0)
+		pc->transport = LE_PUNT_FIFO;
+	else if (strcmp(w[1], "shm") == 0)
+		pc->transport = LE_PUNT_SHM;
+	else {
+		near = le_suggest(w[1], transports, 2);
+		return le_err(err, errlen, "punt: '%s' is not a transport (fifo or shm)%s%s%s", w[1],
+			      near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "");
+	}
+	if (n < 3 || strcmp(w[2], ">>") == 0)
+		return le_err(err, errlen, "punt %s: missing %s after '%s'", w[1],
+			      pc->transport == LE_PUNT_FIFO ? "PATH" : "NAME", w[1]);
+	if (strlen(w[2]) >= LE_PUNT_NAME_MAX)
+		return le_err(err, errlen, "punt %s: '%.20s...' is longer than %d characters", w[1], w[2],
+			      LE_PUNT_NAME_MAX - 1);
+	if (pc->transport == LE_PUNT_SHM && !valid_shm_name(w[2]))
+		return le_err(err, errlen,
+			      "punt shm: '%s' is not a shared-memory name (letters, digits, '_', '-', '.'; no '/', not starting with '.')",
+			      w[2]);
+	if (pc->transport == LE_PUNT_FIFO && w[2][strlen(w[2]) - 1] == '/')
+		return le_err(err, errlen, "punt fifo: '%s' ends in '/': give a path prefix (PATH.out and PATH.in are made)",
+			      w[2]);
+	strcpy(pc->name, w[2]);
+	return 3;
+}
+
 static int parse_rule(char *seg, unsigned idx, struct le_path_config *out, char *err, size_t errlen)
 {
 	struct le_class_config *c = &out->cls[out->nclasses];
@@ -174,6 +227,28 @@ static int parse_rule(char *seg, unsigned idx, struct le_path_config *out, char 
 		le_err(err, errlen, "class %s: %s", c->name, sub);
 		goto out;
 	}
+	memset(&c->punt, 0, sizeof(c->punt));
+	if (colon + 1 < n && strcmp(w[colon + 1], "punt") == 0) {
+		int took = parse_punt(n - colon - 1, w + colon + 1, &c->punt, sub, sizeof(sub));
+
+		if (took < 0) {
+			le_err(err, errlen, "class %s: %s", c->name, sub);
+			goto out;
+		}
+		for (unsigned k = 0; k < out->nclasses; k++)
+			if (out->cls[k].punt.transport == c->punt.transport && strcmp(out->cls[k].punt.name, c->punt.name) == 0) {
+				le_err(err, errlen, "class %s: punt %s %s: already used by class %s (one channel per class)",
+				       c->name, le_punt_transport_name(c->punt.transport), c->punt.name, out->cls[k].name);
+				goto out;
+			}
+		colon += took;
+	}
+	for (int k = colon + 1; k < n; k++)
+		if (strcmp(w[k], "punt") == 0) {
+			le_err(err, errlen, "class %s: punt: must come right after ':' (class NAME match ... : punt fifo PATH [LINK])",
+			       c->name);
+			goto out;
+		}
 	if (parse_chain(n - colon - 1, w + colon + 1, &c->link, &c->hops, out, sub, sizeof(sub)) < 0) {
 		le_err(err, errlen, "class %s: %s", c->name, sub);
 		goto out;
@@ -207,6 +282,11 @@ int le_path_config_parse(const char *text, struct le_path_config *out, char *err
 		goto out;
 	}
 	n = split(seg, w, n);
+	for (int k = 0; k < n; k++)
+		if (strcmp(w[k], "punt") == 0) {
+			rc = le_err(err, errlen, "punt: only a class can be punted (DEFAULT-LINK ; class NAME match ... : punt fifo PATH [LINK])");
+			goto out;
+		}
 	if (parse_chain(n, w, &out->dflt, &out->dflt_hops, out, sub, sizeof(sub)) < 0) {
 		rc = le_err(err, errlen, "%s", sub);
 		goto out;
@@ -246,7 +326,7 @@ static void format_chain(const struct le_path_config *c, unsigned cls, char *buf
 
 size_t le_path_config_format(const struct le_path_config *c, char *buf, size_t buflen)
 {
-	char link[LE_CONFIG_TEXT_MAX * LE_MAX_HOPS], match[512];
+	char link[LE_CONFIG_TEXT_MAX * LE_MAX_HOPS], match[512], punt[LE_PUNT_NAME_MAX + 16];
 	size_t len = 0;
 
 #define PUT(...) len += (size_t)snprintf(buf + len, len < buflen ? buflen - len : 0, __VA_ARGS__)
@@ -257,7 +337,11 @@ size_t le_path_config_format(const struct le_path_config *c, char *buf, size_t b
 	for (unsigned k = 0; k < c->nclasses; k++) {
 		le_match_format(&c->cls[k].match, match, sizeof(match));
 		format_chain(c, k + 1, link, sizeof(link));
-		PUT("%s; class %s match %s :%s%s", len ? " " : "", c->cls[k].name, match, link[0] ? " " : "", link);
+		punt[0] = '\0';
+		if (c->cls[k].punt.transport != LE_PUNT_NONE)
+			snprintf(punt, sizeof(punt), " punt %s %s", le_punt_transport_name(c->cls[k].punt.transport),
+				 c->cls[k].punt.name);
+		PUT("%s; class %s match %s :%s%s%s", len ? " " : "", c->cls[k].name, match, punt, link[0] ? " " : "", link);
 	}
 #undef PUT
 	if (len >= buflen && buflen)
@@ -271,7 +355,9 @@ int le_path_config_equal(const struct le_path_config *a, const struct le_path_co
 		return 0;
 	for (unsigned k = 0; k < a->nclasses; k++)
 		if (strcmp(a->cls[k].name, b->cls[k].name) != 0 ||
-		    !le_match_equal(&a->cls[k].match, &b->cls[k].match))
+		    !le_match_equal(&a->cls[k].match, &b->cls[k].match) ||
+		    a->cls[k].punt.transport != b->cls[k].punt.transport ||
+		    strcmp(a->cls[k].punt.name, b->cls[k].punt.name) != 0)
 			return 0;
 	for (unsigned k = 0; k <= a->nclasses; k++) {
 		if (le_path_config_hops(a, k) != le_path_config_hops(b, k))
@@ -334,7 +420,15 @@ int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_di
 		return le_err(err, errlen, "the frame operations lack bytes (class rules read frames)");
 	p->cfg = *cfg;
 	p->ops = *ops;
+	p->dir = dir;
 	p->depth = LE_PKT_L2;
+	for (unsigned k = 0; k < cfg->nclasses; k++)
+		if (cfg->cls[k].punt.transport != LE_PUNT_NONE) {
+			if (ops->punt == NULL)
+				return le_err(err, errlen, "class %s: punt: this data plane cannot hand frames to a process",
+					      cfg->cls[k].name);
+			p->punted |= 1ull << k;
+		}
 	for (unsigned k = 0; k <= cfg->nclasses; k++) {
 		/* link[k] is the class's last hop, where its frames leave. */
 		unsigned last = le_path_config_hops(cfg, k) - 1;
@@ -405,7 +499,19 @@ unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len)
 
 void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arrival)
 {
-	le_chain_offer(&p->chain[le_path_classify(p, handle, len)], handle, len, arrival);
+	unsigned k = le_path_classify(p, handle, len);
+
+	/* Punted: to the process first; it comes back by le_path_offer_class. */
+	if (p->punted && k > 0 && (p->punted >> (k - 1)) & 1) {
+		p->ops.punt(p->ops.punt_ctx, p, k, handle, len, arrival);
+		return;
+	}
+	le_chain_offer(&p->chain[k], handle, len, arrival);
+}
+
+void le_path_offer_class(struct le_path *p, unsigned cls, void *handle, uint32_t len, le_ns_t arrival)
+{
+	le_chain_offer(&p->chain[cls < p->nlinks ? cls : 0], handle, len, arrival);
 }
 
 void le_path_move(struct le_path *p, le_ns_t now)

@@ -50,11 +50,26 @@ struct le_hops {
 	uint8_t first;
 };
 
+/* `punt fifo PATH` / `punt shm NAME` right after a class's ':': the
+ * class's frames go to an external process first and what it returns
+ * goes through the class's link (docs/punt.md). Plain data: the data
+ * plane opens the channel (src/plane/punt.h). */
+enum le_punt_transport { LE_PUNT_NONE = 0, LE_PUNT_FIFO, LE_PUNT_SHM };
+#define LE_PUNT_NAME_MAX 96   /* with its NUL */
+
+struct le_punt_config {
+	enum le_punt_transport transport;
+	char name[LE_PUNT_NAME_MAX];   /* fifo: path prefix; shm: segment name */
+};
+
+const char *le_punt_transport_name(enum le_punt_transport t); /* "fifo", "shm", "" */
+
 struct le_class_config {
 	char name[LE_CLASS_NAME_MAX];
 	struct le_match match;
 	struct le_link_config link;    /* hop 0 */
 	struct le_hops hops;
+	struct le_punt_config punt;    /* LE_PUNT_NONE: frames go straight to the link */
 };
 
 struct le_path_config {
@@ -92,6 +107,8 @@ struct le_path {
 	int chained;                   /* some class has more than one hop */
 	struct le_link *up[LE_MAX_CLASSES + 1];
 	struct le_chain chain[LE_MAX_CLASSES + 1];
+	enum le_direction dir;
+	uint64_t punted;               /* bit k-1: class k is punted (ops.punt) */
 };
 
 /* Sets up every class's link (allocation and file reads happen here,
@@ -106,6 +123,9 @@ void le_path_free(struct le_path *p);
 unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len);
 /* Classifies and offers a frame; the path keeps it or frees it. */
 void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arrival);
+/* A frame that a punted class's process returned (or injected): into
+ * class cls's link directly, without classifying (cls < nlinks). */
+void le_path_offer_class(struct le_path *p, unsigned cls, void *handle, uint32_t len, le_ns_t arrival);
 /* Chains: hands frames on from hop to hop up to `now` (le_chain_move);
  * le_path_dequeue does it first. */
 void le_path_move(struct le_path *p, le_ns_t now);

@@ -72,6 +72,20 @@ void le_swap_offer(struct le_swap *s, void *handle, uint32_t len, le_ns_t arriva
 	le_path_enqueue(s->active, handle, len, arrival);
 }
 
+int le_swap_offer_named(struct le_swap *s, const char *name, struct le_swap_class_cache *cache, void *handle,
+			uint32_t len, le_ns_t arrival)
+{
+	reach(s, arrival);
+	if (cache->valid != s->swaps + 1) {
+		cache->valid = s->swaps + 1;
+		cache->cls = le_path_class_index(s->active, name);
+	}
+	if (cache->cls < 0)
+		return -1;
+	le_path_offer_class(s->active, (unsigned)cache->cls, handle, len, arrival);
+	return 0;
+}
+
 /* The earliest deadline among p's due frames (<= now), or UINT64_MAX. */
 static le_ns_t due_deadline(const struct le_path *p, le_ns_t now)
 {

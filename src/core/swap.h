@@ -110,4 +110,16 @@ uint64_t le_swap_drain(struct le_swap *s);
  * Returns how many were written to out[LE_SWAP_RETIRING_MAX * 2 + 2]. */
 unsigned le_swap_release(struct le_swap *s, struct le_path **out);
 
+/* A frame a punted class's process returned or injected (path.h, `punt`):
+ * into the active path's class called `name` (classes are carried by name
+ * across live changes), skipping classification. *cache remembers the
+ * lookup until the next change. -1 when the active path has no such
+ * class: the frame is still the caller's. */
+struct le_swap_class_cache {
+	uint64_t valid;   /* swaps + 1 when looked up (0: never); a pointer could be reused */
+	int cls;
+};
+int le_swap_offer_named(struct le_swap *s, const char *name, struct le_swap_class_cache *cache, void *handle,
+			uint32_t len, le_ns_t arrival);
+
 #endif

@@ -120,6 +120,10 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 		offer_to_model(t, pkts, kept, 0, now);
 	}
 	unsigned moved = n;
+	/* Punted frames out, and what their processes returned into the
+	 * model, before the model's due frames are taken. */
+	if (unlikely(t->dir->punt != NULL))
+		moved += dp_punt_poll(t->dir->punt, t->dir->id, &t->dir->models.swap, tsc_clock_now(t->ctx->clock));
 	if (t->pending.count == 0)
 		take_due(t, 0, tsc_clock_now(t->ctx->clock));
 	moved += send_pending(t);
@@ -177,6 +181,10 @@ static unsigned poll_worker(struct dp_task *t)
 			horizon = meta_of(t, pkts[n - 1])->arrival;
 		offer_to_model(t, pkts, n, 1, 0);
 	}
+	/* Answers arrive at most at the horizon: the model's clock must not
+	 * pass frames still in the RX ring. */
+	if (unlikely(t->dir->punt != NULL))
+		n += dp_punt_poll(t->dir->punt, t->dir->id, &t->dir->models.swap, now < horizon ? now : horizon);
 	if (t->pending.count == 0)
 		take_due(t, 1, now < horizon ? now : horizon);
 	return n + flush_to_ring(t);
@@ -213,9 +221,13 @@ void dp_task_snapshot(const struct dp_task *t, struct dp_task_snapshot *out)
 	out->ring_in = t->ring_in;
 	out->ring_out = t->ring_out;
 	out->held = t->pending.count;
-	if (t->kind == DP_TASK_RUN_TO_COMPLETION || t->kind == DP_TASK_WORKER)
+	if (t->kind == DP_TASK_RUN_TO_COMPLETION || t->kind == DP_TASK_WORKER) {
+		uint64_t punt_held = 0;
 		dp_model_slot_snapshot(&t->dir->models, &out->models);
-	else
+		/* the channels belong to the task that runs the model */
+		dp_punt_counts(t->dir->punt, t->dir->id, &out->ctr, &punt_held);
+		out->held += (unsigned)punt_held;
+	} else
 		out->models = (struct dp_model_slot_snapshot){0};
 }
 

@@ -27,6 +27,7 @@
 #include "hist.h"
 #include "link.h"
 #include "model_slot.h"
+#include "punt.h"
 #include "tsc_clock.h"
 
 #define DP_BURST_MAX 512u
@@ -52,6 +53,7 @@ struct dp_direction {
 	struct dp_model_slot models; /* the link model, swappable at run time */
 	struct rte_ring *rx_ring;   /* pipeline only */
 	struct rte_ring *tx_ring;   /* pipeline only */
+	struct dp_punt_set *punt;   /* punted classes' channels; NULL: none */
 	struct dp_counters shutdown_ctr; /* written by the main lcore after the stop */
 	uint64_t ring_flushed[2];   /* rx_ring, tx_ring: freed from them at shutdown */
 	/* Pipeline: RX lcore's promise that every frame stamped before this

@@ -120,6 +120,7 @@ struct daemon {
 	struct dp_port_queues queues[DP_PORTS];
 	struct rte_mempool *pool;
 	struct le_frame_ops ops;     /* mbuf operations for the models; outlives them */
+	struct dp_punt_set *punt;    /* punted classes' channels (NULL: none) */
 	uint64_t seed;
 	struct dp_dpdk_plane plane;  /* what the state's callbacks read */
 	struct dp_state state;       /* what the control thread and telemetry see */
@@ -241,6 +242,7 @@ static void shutdown_flush(struct daemon *dm)
 		uint64_t *count = &dir->shutdown_ctr.drop[DP_DROP_SHUTDOWN];
 		unsigned k;
 		dp_model_slot_drain(&dir->models);
+		dp_punt_drain(dir->punt, dir->id);
 		struct rte_ring *rings[2] = {dir->rx_ring, dir->tx_ring};
 		for (int r = 0; r < 2; r++) {
 			if (!rings[r])
@@ -351,6 +353,14 @@ static int start(struct daemon *dm)
 		die("%s", err);
 		return EXIT_ENV;
 	}
+	/* Before the models: they hand punted frames to the channels. */
+	if (dp_punt_open(&dm->punt, dm->opt.path, &dm->ops, dp_mbuf_make, dm->pool, err, sizeof(err))) {
+		die("%s", err);
+		return EXIT_INPUT;
+	}
+	dp_punt_bind(dm->punt, &dm->ops);
+	for (int d = 0; d < LE_DIRS; d++)
+		dm->dir[d].punt = dm->punt;
 	if (setup_links(dm, err, sizeof(err))) {
 		die("%s", err);
 		return EXIT_INPUT;
@@ -412,6 +422,8 @@ static void release(struct daemon *dm)
 		rte_ring_free(dm->dir[d].tx_ring);
 		dm->dir[d].rx_ring = dm->dir[d].tx_ring = NULL;
 	}
+	dp_punt_close(dm->punt);
+	dm->punt = NULL;
 	dp_plan_free(&dm->plan);
 	rte_mempool_free(dm->pool);
 	dm->pool = NULL;

@@ -23,6 +23,22 @@ static uint8_t *mbuf_bytes(void *ctx, void *handle, uint32_t *contiguous_len)
 	return rte_pktmbuf_mtod(m, uint8_t *);
 }
 
+void *dp_mbuf_make(void *pool, const uint8_t *bytes, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	char *d;
+
+	if (m == NULL)
+		return NULL;
+	d = rte_pktmbuf_append(m, (uint16_t)len);
+	if (d == NULL || len > UINT16_MAX) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	rte_memcpy(d, bytes, len);
+	return m;
+}
+
 struct le_frame_ops dp_mbuf_ops(struct rte_mempool *pool)
 {
 	return (struct le_frame_ops){

@@ -1,9 +1,17 @@
 #include "ports.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+
+#include "xsk_stats.h"
+
+/* The AF_XDP sockets each port's driver opened (xsk_stats.h says why we
+ * keep them): written once by dp_port_start, read by the control thread's
+ * reports afterwards. */
+static struct dp_xsk_fds port_xsks[DP_PORTS];
 
 int dp_ports_check(char *err, size_t errlen)
 {
@@ -47,6 +55,8 @@ int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_memp
 			 rte_strerror(-rc));
 		return -1;
 	}
+	struct dp_xsk_fds xsks_before, xsks_after;
+	dp_xsk_fds_list(&xsks_before);
 	int socket = rte_eth_dev_socket_id(port);
 	if ((rc = rte_eth_rx_queue_setup(port, 0, q->nb_rxd, socket, NULL, pool)) != 0) {
 		snprintf(err, errlen, "port %u (%s): RX queue setup failed: %s", port, info.driver_name,
@@ -65,6 +75,9 @@ int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_memp
 	}
 	/* Some virtual PMDs have no promiscuous switch; they receive all anyway. */
 	(void)rte_eth_promiscuous_enable(port);
+	dp_xsk_fds_list(&xsks_after);
+	if (port < DP_PORTS)
+		dp_xsk_fds_new(&xsks_before, &xsks_after, &port_xsks[port]);
 	return 0;
 }
 
@@ -78,5 +91,46 @@ int dp_port_counters_read(uint16_t port, struct dp_port_counters *out)
 		.ipackets = st.ipackets, .opackets = st.opackets, .imissed = st.imissed,
 		.ierrors = st.ierrors, .rx_nombuf = st.rx_nombuf, .oerrors = st.oerrors,
 	};
+	/* What the PMD leaves out of imissed/ierrors: frames the kernel
+	 * dropped because our RX ring was full or gave a bad descriptor
+	 * (its rx_dropped is in imissed already). */
+	struct dp_xsk_counts k;
+	if (port < DP_PORTS && dp_xsk_counts_read(&port_xsks[port], &k) == 0) {
+		out->imissed += k.rx_ring_full;
+		out->ierrors += k.rx_invalid_descs;
+	}
 	return 0;
+}
+
+int dp_port_xstats_read(uint16_t port, struct dp_port_xstats *out)
+{
+	out->n = out->more = 0;
+	int n = rte_eth_xstats_get(port, NULL, 0);
+	if (n <= 0)
+		return -1;
+	struct rte_eth_xstat_name *names = calloc((size_t)n, sizeof(*names));
+	struct rte_eth_xstat *vals = calloc((size_t)n, sizeof(*vals));
+	int rc = -1;
+	/* The count can change between calls (a queue set up meanwhile): read
+	 * what both calls agree on. */
+	int nn = names && vals ? rte_eth_xstats_get_names(port, names, (unsigned)n) : -1;
+	int nv = nn > 0 ? rte_eth_xstats_get(port, vals, (unsigned)n) : -1;
+	if (nn > 0 && nv > 0 && nn <= n && nv <= n) {
+		for (int i = 0; i < nv; i++)
+			if (vals[i].id < (uint64_t)nn)
+				dp_xstats_offer(out, names[vals[i].id].name, vals[i].value);
+		rc = 0;
+	}
+	free(names);
+	free(vals);
+	/* The AF_XDP sockets' own counts, under names that say so. */
+	struct dp_xsk_counts k;
+	if (port < DP_PORTS && dp_xsk_counts_read(&port_xsks[port], &k) == 0) {
+		dp_xstats_offer(out, "xsk_rx_ring_full", k.rx_ring_full);
+		dp_xstats_offer(out, "xsk_rx_dropped", k.rx_dropped);
+		dp_xstats_offer(out, "xsk_rx_invalid_descs_dropped", k.rx_invalid_descs);
+		dp_xstats_offer(out, "xsk_tx_invalid_descs_dropped", k.tx_invalid_descs);
+		rc = 0;
+	}
+	return rc;
 }

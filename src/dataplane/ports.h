@@ -26,4 +26,8 @@ int dp_port_start(uint16_t port, const struct dp_port_queues *q, struct rte_memp
 
 /* 0, or -1 when the driver cannot tell (all zero then). */
 int dp_port_counters_read(uint16_t port, struct dp_port_counters *out);
+/* The port's nonzero drop-related xstats (port_counters.h). 0, or -1 when
+ * the driver gives none or cannot be read (out empty then). Allocates:
+ * for the control thread, not the lcores. */
+int dp_port_xstats_read(uint16_t port, struct dp_port_xstats *out);
 #endif

@@ -57,8 +57,11 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 	for (int r = 0; r < 2; r++)
 		out->in_flight += ring[r][0] - ring[r][1] - dir->ring_flushed[r];
 	dp_counters_add(&out->dp, &dir->shutdown_ctr);
+	out->npunt = dp_punt_status(dir->punt, dir->id, out->punt);
 	dp_port_counters_read(dir->port_in, &out->port_in);
 	dp_port_counters_read(dir->port_out, &out->port_out);
+	dp_port_xstats_read(dir->port_in, &out->xstats_in);
+	dp_port_xstats_read(dir->port_out, &out->xstats_out);
 	return 0;
 }
 

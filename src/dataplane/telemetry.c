@@ -8,6 +8,15 @@
  * its own lock because telemetry runs on its own thread. */
 static struct dp_state *g_state;
 
+static void add_xstats(struct rte_tel_data *d, const char *prefix, const struct dp_port_xstats *s)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		char name[RTE_TEL_MAX_STRING_LEN];
+		snprintf(name, sizeof(name), "%s%s", prefix, s->x[i].name);
+		rte_tel_data_add_dict_u64(d, name, s->x[i].value);
+	}
+}
+
 static void add_direction(struct rte_tel_data *d, const struct dp_direction_report *x)
 {
 	rte_tel_data_start_dict(d);
@@ -36,6 +45,10 @@ static void add_direction(struct rte_tel_data *d, const struct dp_direction_repo
 	rte_tel_data_add_dict_u64(d, "port_in_ierrors", x->port_in.ierrors);
 	rte_tel_data_add_dict_u64(d, "port_in_rx_nombuf", x->port_in.rx_nombuf);
 	rte_tel_data_add_dict_u64(d, "port_out_oerrors", x->port_out.oerrors);
+	/* And where their drivers say they dropped: flat keys, as telemetry
+	 * nests containers only one level deep. */
+	add_xstats(d, "port_in_xstat_", &x->xstats_in);
+	add_xstats(d, "port_out_xstat_", &x->xstats_out);
 }
 
 static int cb_stats(const char *cmd, const char *params, struct rte_tel_data *d)

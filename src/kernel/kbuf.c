@@ -61,3 +61,14 @@ struct le_frame_ops kbuf_frame_ops(struct kbuf_pool *p)
 {
 	return (struct le_frame_ops){.ctx = p, .clone = op_clone, .free = op_free, .bytes = op_bytes};
 }
+
+void *kbuf_make(void *pool, const uint8_t *bytes, uint32_t len)
+{
+	uint8_t *b;
+
+	if (len > K_FRAME_MAX || (b = kbuf_get(pool)) == NULL)
+		return NULL;
+	memcpy(kbuf_data(b), bytes, len);
+	*kbuf_len(b) = len;
+	return b;
+}

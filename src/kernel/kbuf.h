@@ -61,5 +61,8 @@ static inline uint32_t *kbuf_len(uint8_t *b)
 
 /* The models' frame operations over this pool (clone copies the frame). */
 struct le_frame_ops kbuf_frame_ops(struct kbuf_pool *p);
+/* A buffer holding a copy of len bytes (a punted class's frame coming
+ * back, punt.h); NULL when the pool is dry or the frame too long. */
+void *kbuf_make(void *pool, const uint8_t *bytes, uint32_t len);
 
 #endif

@@ -8,6 +8,7 @@
 
 #define K_MIN_FRAME 14u       /* an Ethernet header */
 #define K_SLEEP_MAX_NS 1000000ull
+#define K_PUNT_NAP_NS 50000ull   /* while punted frames await answers */
 
 /* Receives one burst into the model, stamped with the time it was read. */
 static unsigned rx_burst(struct kloop *l, struct kdir *d, le_ns_t now)
@@ -86,6 +87,8 @@ static unsigned dir_pass(struct kloop *l, struct kdir *d)
 	le_ns_t now = kclock_now();
 	dp_model_slot_poll(&d->models, now);
 	unsigned moved = rx_burst(l, d, now);
+	if (l->punt != NULL)
+		moved += dp_punt_poll(l->punt, (enum le_direction)(d - l->dir), &d->models.swap, kclock_now());
 	/* Frames the kernel did not take last time go first. */
 	moved += send_pending(l, d);
 	if (d->pending.count == 0 && take_due(l, d, kclock_now()))
@@ -98,7 +101,11 @@ void kloop_snapshot(struct kloop *l, struct kdir_snapshot out[LE_DIRS])
 	for (int i = 0; i < LE_DIRS; i++) {
 		struct kdir *d = &l->dir[i];
 		out[i].ctr = d->ctr;
+		uint64_t punt_held = 0;
 		out[i].held = d->pending.count;
+		dp_punt_counts(l->punt, (enum le_direction)i, &out[i].ctr, &punt_held);
+		out[i].held += (unsigned)punt_held;
+		out[i].npunt = dp_punt_status(l->punt, (enum le_direction)i, out[i].punt);
 		out[i].error = d->error;
 		dp_model_slot_snapshot(&d->models, &out[i].models);
 		ksock_counters(d->in, &out[i].port_in);
@@ -124,6 +131,11 @@ static void wait_for_work(struct kloop *l)
 		nap = next <= now + l->spin_ns ? 0 : next - now - l->spin_ns;
 	if (nap > K_SLEEP_MAX_NS)
 		nap = K_SLEEP_MAX_NS;
+	/* Answers from punted classes' processes are polled, not waited on:
+	 * nap briefly while some are due. */
+	if (l->punt != NULL && nap > K_PUNT_NAP_NS &&
+	    dp_punt_held(l->punt, LE_DIR_A2B) + dp_punt_held(l->punt, LE_DIR_B2A) > 0)
+		nap = K_PUNT_NAP_NS;
 	if (nap == 0)
 		return; /* within spin_ns of a deadline: poll again at once */
 	struct pollfd pfd[2] = {{.fd = l->sock[0].fd, .events = POLLIN}, {.fd = l->sock[1].fd, .events = POLLIN}};
@@ -171,5 +183,6 @@ void kloop_shutdown(struct kloop *l, unsigned ms)
 		d->ctr.drop[DP_DROP_SHUTDOWN] += d->pending.count;
 		d->pending.count = d->pending.first = 0;
 		dp_model_slot_drain(&d->models);
+		dp_punt_drain(l->punt, (enum le_direction)i);
 	}
 }

@@ -22,6 +22,7 @@
 #include "ksock.h"
 #include "model_slot.h"
 #include "port_counters.h"
+#include "punt.h"
 
 #define K_BURST_MAX 512u
 
@@ -47,6 +48,8 @@ struct kdir_snapshot {
 	struct le_hist error;
 	struct dp_model_slot_snapshot models;
 	struct dp_port_counters port_in, port_out;
+	unsigned npunt;
+	struct dp_punt_status punt[DP_PUNT_MAX];
 };
 
 struct kloop {
@@ -56,6 +59,7 @@ struct kloop {
 	unsigned burst;
 	le_ns_t spin_ns;
 	int busy_poll;
+	struct dp_punt_set *punt;     /* punted classes' channels; NULL: none */
 	const volatile int *stop;
 	/* Snapshot on request (ask.h). */
 	uint64_t snap_req, snap_done;

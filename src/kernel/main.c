@@ -78,6 +78,8 @@ static int k_collect(struct dp_state *st, struct dp_report *r, int live)
 		x->error = snap[d].error;
 		x->port_in = snap[d].port_in;
 		x->port_out = snap[d].port_out;
+		x->npunt = snap[d].npunt;
+		memcpy(x->punt, snap[d].punt, sizeof(x->punt));
 		dp_report_add_models(x, &snap[d].models);
 	}
 	return 0;
@@ -111,6 +113,12 @@ static int start(struct kdaemon *dm)
 		return EXIT_ENV;
 	}
 	dm->ops = kbuf_frame_ops(&l->pool);
+	/* Before the models: they hand punted frames to the channels. */
+	if (dp_punt_open(&l->punt, dm->opt.path, &dm->ops, kbuf_make, &l->pool, err, sizeof(err))) {
+		fprintf(stderr, "linkemuk: %s\n", err);
+		return EXIT_INPUT;
+	}
+	dp_punt_bind(l->punt, &dm->ops);
 	l->burst = dm->opt.burst > K_BURST_MAX ? K_BURST_MAX : dm->opt.burst;
 	l->spin_ns = (le_ns_t)dm->kopt.spin_us * 1000u;
 	l->busy_poll = dm->kopt.busy_poll;
@@ -183,6 +191,8 @@ static void release(struct kdaemon *dm)
 		dp_model_slot_fini(&dm->loop.dir[d].models);
 	for (int s = 0; s < 2; s++)
 		ksock_close(&dm->loop.sock[s]);
+	dp_punt_close(dm->loop.punt);
+	dm->loop.punt = NULL;
 	kbuf_pool_fini(&dm->loop.pool);
 	free(dm->state.baseline);
 	dm->state.baseline = NULL;

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* accept4 */
 #include "control.h"
+#include "punt.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -191,6 +192,11 @@ static void cmd_set(struct dp_state *st, FILE *out, char *args)
 	if (frames > st->max_limit) {
 		reply_error(out, "set %s: limits of %" PRIu64 " frames exceed the %u linkemud reserved memory for "
 			       "(restart it with --max-limit)", dir_word, frames, st->max_limit);
+		return;
+	}
+	/* Punted classes' channels are opened at start only (punt.h). */
+	if (dp_punt_accepts(st->ops->punt_ctx, d, &cfg, err, sizeof(err))) {
+		reply_error(out, "set %s: %s", dir_word, err);
 		return;
 	}
 	struct dp_model_slot *slot = st->slot[d];

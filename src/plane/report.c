@@ -115,6 +115,8 @@ void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 		hist_subtract(&r->dir[d].error, &base->dir[d].error);
 		port_subtract(&r->dir[d].port_in, &base->dir[d].port_in);
 		port_subtract(&r->dir[d].port_out, &base->dir[d].port_out);
+		dp_xstats_subtract(&r->dir[d].xstats_in, &base->dir[d].xstats_in);
+		dp_xstats_subtract(&r->dir[d].xstats_out, &base->dir[d].xstats_out);
 		r->dir[d].in_flight_base = base->dir[d].in_flight;
 		subtract_classes(&r->dir[d], &base->dir[d]);
 	}
@@ -151,8 +153,11 @@ int dp_report_conserved(const struct dp_direction_report *d)
 {
 	/* Since a reset, the frames in flight at the reset were received
 	 * before it but may leave after it. */
-	return d->dp.rx + d->model.dup + d->in_flight_base == d->dp.tx + dp_report_dropped(d) + d->in_flight;
+	return d->dp.rx + d->model.dup + d->dp.injected + d->in_flight_base ==
+	       d->dp.tx + dp_report_dropped(d) + d->in_flight;
 }
+
+static void human_punt(FILE *f, const struct dp_direction_report *x);
 
 void dp_report_print_human(FILE *f, const struct dp_report *r)
 {
@@ -171,6 +176,8 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 				fprintf(f, "  %s %" PRIu64, name[c], count[c]);
 		if (x->model.dup)
 			fprintf(f, "  dup %" PRIu64, x->model.dup);
+		if (x->dp.injected)
+			fprintf(f, "  injected %" PRIu64, x->dp.injected);
 		for (int e = 0; e < LE_EVENTS; e++)
 			if (x->model.event[e])
 				fprintf(f, "  %s %" PRIu64, le_event_name(e), x->model.event[e]);
@@ -179,6 +186,16 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 			   ";  after (port %u): send errors %" PRIu64 "\n",
 			d == LE_DIR_A2B ? 0u : 1u, x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf,
 			d == LE_DIR_A2B ? 1u : 0u, x->port_out.oerrors);
+		for (int io = 0; io < 2; io++) {
+			const struct dp_port_xstats *s = io ? &x->xstats_out : &x->xstats_in;
+			if (!s->n)
+				continue;
+			fprintf(f, "    port %u (%s) driver counts:", (d == LE_DIR_A2B) == !io ? 0u : 1u,
+				io ? "out" : "in");
+			for (unsigned i = 0; i < s->n; i++)
+				fprintf(f, "  %s %" PRIu64, s->x[i].name, s->x[i].value);
+			fputc('\n', f);
+		}
 		for (unsigned k = 0; k < x->nclasses; k++) {
 			const struct dp_class_report *c = &x->cls[k];
 
@@ -195,6 +212,7 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 												   : "(NOT CONSERVED)");
 			}
 		}
+		human_punt(f, x);
 		if (x->error.count)
 			fprintf(f, "    emulation error ns: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64
 				   "  max %" PRIu64 "\n",
@@ -205,6 +223,43 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 
 static void json_drops(FILE *f, const struct le_counters *c);
 static void json_events(FILE *f, const struct le_counters *c);
+
+/* Punted classes' channels: listed only when there are some, so reports
+ * without punted classes are unchanged. */
+static void json_punt(FILE *f, const struct dp_direction_report *x)
+{
+	if (x->npunt == 0)
+		return;
+	fputs(", \"punt\": [", f);
+	for (unsigned i = 0; i < x->npunt; i++) {
+		const struct dp_punt_status *p = &x->punt[i];
+
+		fprintf(f, "%s{\"class\": ", i ? ", " : "");
+		le_json_string(f, p->cls);
+		fprintf(f, ", \"transport\": \"%s\", \"name\": ", le_punt_transport_name(p->transport));
+		le_json_string(f, p->name);
+		fprintf(f, ", \"up\": %s, \"peer_pid\": %d, \"sent\": %" PRIu64 ", \"returned\": %" PRIu64
+			   ", \"injected\": %" PRIu64 ", \"punt_dropped\": %" PRIu64 ", \"punt_full\": %" PRIu64
+			   ", \"punt_down\": %" PRIu64 ", \"held\": %" PRIu64 ", \"peers_lost\": %" PRIu64
+			   ", \"protocol_errors\": %" PRIu64 "}",
+			p->up ? "true" : "false", p->peer_pid, p->sent, p->returned, p->injected, p->dropped, p->full,
+			p->down, p->held, p->peers_lost, p->protocol_errors);
+	}
+	fputc(']', f);
+}
+
+static void human_punt(FILE *f, const struct dp_direction_report *x)
+{
+	for (unsigned i = 0; i < x->npunt; i++) {
+		const struct dp_punt_status *p = &x->punt[i];
+
+		fprintf(f, "    punt class %s (%s %s): %s  sent %" PRIu64 "  returned %" PRIu64 "  injected %" PRIu64
+			   "  punt_dropped %" PRIu64 "  punt_full %" PRIu64 "  punt_down %" PRIu64 "  held %" PRIu64
+			   "  processes lost %" PRIu64 "\n",
+			p->cls, le_punt_transport_name(p->transport), p->name, p->up ? "attached" : "NO PROCESS", p->sent,
+			p->returned, p->injected, p->dropped, p->full, p->down, p->held, p->peers_lost);
+	}
+}
 
 /* A chained class's hops, in order: each hop's own counts (rx from the
  * previous hop or the class's input, tx to the next hop or out) and its
@@ -257,6 +312,17 @@ static void json_hist(FILE *f, const struct le_hist *h)
 		le_hist_quantile(h, 0.99), le_hist_quantile(h, 0.999), h->max);
 }
 
+static void json_xstats(FILE *f, const struct dp_port_xstats *s)
+{
+	fputc('{', f);
+	for (unsigned i = 0; i < s->n; i++) {
+		fputs(i ? ", " : "", f);
+		le_json_string(f, s->x[i].name);
+		fprintf(f, ": %" PRIu64, s->x[i].value);
+	}
+	fputc('}', f);
+}
+
 void dp_report_print_json(FILE *f, const struct dp_report *r)
 {
 	int all_conserved = 1;
@@ -287,8 +353,9 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		unsigned n = dp_report_drops(x, name, count, DP_REPORT_CAUSES_MAX);
 		for (unsigned k = 0; k < n; k++)
 			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", name[k], count[k]);
-		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"events\": ",
-			dp_report_dropped(x), x->model.dup);
+		fprintf(f, "}, \"dropped_total\": %" PRIu64 ", \"dup\": %" PRIu64 ", \"injected\": %" PRIu64
+			   ", \"events\": ",
+			dp_report_dropped(x), x->model.dup, x->dp.injected);
 		json_events(f, &x->model);
 		fprintf(f, ", \"conserved\": %s, \"emulation_error_ns\": ", dp_report_conserved(x) ? "true" : "false");
 		json_hist(f, &x->error);
@@ -296,6 +363,12 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			   ", \"total\": %" PRIu64 "}, \"after_tx\": {\"oerrors\": %" PRIu64 "}",
 			x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf, dp_port_lost_before_rx(&x->port_in),
 			x->port_out.oerrors);
+		fputs(", \"port_xstats\": {\"in\": ", f);
+		json_xstats(f, &x->xstats_in);
+		fputs(", \"out\": ", f);
+		json_xstats(f, &x->xstats_out);
+		fputs(", \"not_shown\": ", f);
+		fprintf(f, "%u}", x->xstats_in.more + x->xstats_out.more);
 		fputs(", \"classes\": [", f);
 		for (unsigned k = 0; k < x->nclasses; k++) {
 			const struct dp_class_report *c = &x->cls[k];
@@ -310,7 +383,9 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			json_hops(f, x, c);
 			fputc('}', f);
 		}
-		fputs("]}", f);
+		fputc(']', f);
+		json_punt(f, x);
+		fputc('}', f);
 	}
 	fprintf(f, "}, \"conserved\": %s}\n", all_conserved ? "true" : "false");
 }

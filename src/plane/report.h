@@ -12,6 +12,7 @@
 #include "model_slot.h"
 #include "path.h"
 #include "port_counters.h"
+#include "punt.h"
 
 /* One class of the active model, counted since that model took over. */
 struct dp_class_report {
@@ -42,6 +43,10 @@ struct dp_direction_report {
 	 * output port failed to send after taking it (oerrors). */
 	struct dp_port_counters port_in;
 	struct dp_port_counters port_out;
+	/* Where the ports' drivers say they dropped (port_counters.h): their
+	 * nonzero drop-related xstats; empty on the kernel plane. */
+	struct dp_port_xstats xstats_in;
+	struct dp_port_xstats xstats_out;
 	char config[LE_PATH_TEXT_MAX];
 	uint64_t seed;
 	uint64_t changes;         /* live changes applied since start */
@@ -51,6 +56,10 @@ struct dp_direction_report {
 	struct dp_class_report cls[LE_MAX_CLASSES + 1];
 	unsigned nhops;
 	struct dp_hop_report hop[LE_PATH_CHAIN_HOPS_MAX];
+	/* Punted classes' channels (docs/punt.md): counts since start (not
+	 * reset by `reset stats`; the direction's punt_* causes are). */
+	unsigned npunt;
+	struct dp_punt_status punt[DP_PUNT_MAX];
 };
 
 struct dp_report {

@@ -1,47 +1,62 @@
-"""`linkemu capture` without DPDK: the pcapng reader on files built here,
-the port/direction mapping, dumpcap's command line, and what is done with
-the file afterwards."""
+"""`linkemu capture` without DPDK: pcapng files built here block by block
+as the format's spec lays them out (dpdk-dumpcap 22.11's layout), read with
+python-pcapng through our exact-time layer; the merge's output read back by
+another implementation (libpcap, through tcpdump -r); the port/direction
+mapping, dumpcap's command line, and what is done with the file afterwards."""
 
 from __future__ import annotations
 
+import shutil
 import struct
+import subprocess
 
 import pytest
 
+from kit.need import need
 from linkemu.daemon import capture
 from linkemu.daemon.capture import INBOUND, OUTBOUND
 
+# Block types and the byte-order magic (pcapng spec, sections 3.1 and 4).
+SHB, IDB, EPB, ISB, SPB = 0x0A0D0D0A, 0x00000001, 0x00000006, 0x00000005, 0x00000003
+BYTE_ORDER_MAGIC = 0x1A2B3C4D
+BASE_NS = 1_700_000_000_000_000_000
 
-def _block(btype: int, body: bytes) -> bytes:
+
+def _block(btype: int, body: bytes, end: str = "<") -> bytes:
     body += b"\0" * (-len(body) % 4)
     n = len(body) + 12
-    return struct.pack("<II", btype, n) + body + struct.pack("<I", n)
+    return struct.pack(end + "II", btype, n) + body + struct.pack(end + "I", n)
 
 
-def _opt(code: int, value: bytes) -> bytes:
-    return struct.pack("<HH", code, len(value)) + value + b"\0" * (-len(value) % 4)
+def _opt(code: int, value: bytes, end: str = "<") -> bytes:
+    return struct.pack(end + "HH", code, len(value)) + value + b"\0" * (-len(value) % 4)
 
 
-def shb() -> bytes:
-    return _block(capture.SHB, struct.pack("<IHHq", capture.BYTE_ORDER_MAGIC, 1, 0, -1)
-                  + _opt(4, b"dpdk-dumpcap test") + _opt(0, b""))
+def shb(end: str = "<") -> bytes:
+    return _block(SHB, struct.pack(end + "IHHq", BYTE_ORDER_MAGIC, 1, 0, -1)
+                  + _opt(4, b"dpdk-dumpcap test", end) + _opt(0, b"", end), end)
 
 
-def idb(name: str, descr: str, tsresol: int = 9) -> bytes:
-    return _block(capture.IDB, struct.pack("<HHI", 1, 0, 0) + _opt(2, name.encode())
-                  + _opt(3, descr.encode()) + _opt(9, bytes([tsresol])) + _opt(0, b""))
+def idb(name: str, descr: str = "", tsresol: int | None = 9, tsoffset: int | None = None,
+        end: str = "<") -> bytes:
+    opts = _opt(2, name.encode(), end) + _opt(3, descr.encode(), end)
+    if tsresol is not None:
+        opts += _opt(9, bytes([tsresol]), end)
+    if tsoffset is not None:
+        opts += _opt(14, struct.pack(end + "q", tsoffset), end)
+    return _block(IDB, struct.pack(end + "HHI", 1, 0, 0) + opts + _opt(0, b"", end), end)
 
 
-def epb(if_id: int, ts: int, data: bytes, flags: int | None) -> bytes:
-    body = struct.pack("<IIIII", if_id, ts >> 32, ts & 0xFFFFFFFF, len(data), len(data))
+def epb(if_id: int, ts: int, data: bytes, flags: int | None, end: str = "<") -> bytes:
+    body = struct.pack(end + "IIIII", if_id, ts >> 32, ts & 0xFFFFFFFF, len(data), len(data))
     body += data + b"\0" * (-len(data) % 4)
     if flags is not None:
-        body += _opt(2, struct.pack("<I", flags)) + _opt(0, b"")
-    return _block(capture.EPB, body)
+        body += _opt(2, struct.pack(end + "I", flags), end) + _opt(0, b"", end)
+    return _block(EPB, body, end)
 
 
 def isb(if_id: int) -> bytes:
-    return _block(capture.ISB, struct.pack("<III", if_id, 0, 0) + _opt(0, b""))
+    return _block(ISB, struct.pack("<III", if_id, 0, 0) + _opt(0, b""))
 
 
 MAC_SRC = bytes.fromhex("a27a17e41736")
@@ -54,13 +69,18 @@ def icmp_frame(src: str, dst: str, icmp_type: int, smac=MAC_SRC, dmac=MAC_DST) -
     return dmac + smac + b"\x08\x00" + ip + bytes([icmp_type, 0, 0, 0, 0, 1, 0, 1])
 
 
-def dumpcap_file(path, packets) -> None:
-    """Like dpdk-dumpcap 22.11: one IDB per port, packets numbered by port."""
+def dumpcap_file(path, packets, step_ns: int = 1000) -> None:
+    """Like dpdk-dumpcap 22.11: one IDB per port, packets numbered by port,
+    nanosecond timestamps (if_tsresol 9)."""
     data = shb() + idb("lc-a", "vdev-net_af_xdp0") + idb("lc-b", "vdev-net_af_xdp1")
     for i, (port, flags, frame) in enumerate(packets):
-        data += epb(port, 1_700_000_000_000_000_000 + i * 1000, frame, flags)
+        data += epb(port, BASE_NS + i * step_ns + 1, frame, flags)
     data += isb(0) + isb(1)
     path.write_bytes(data)
+
+
+def names(pc) -> list[str]:
+    return [i.options["if_name"] for i in pc.interfaces]
 
 
 def test_read_pcapng(tmp_path):
@@ -69,46 +89,63 @@ def test_read_pcapng(tmp_path):
     rep = icmp_frame("198.18.0.2", "198.18.0.1", 0, MAC_DST, MAC_SRC)
     dumpcap_file(f, [(1, OUTBOUND, req), (1, INBOUND, rep), (0, None, req)])
     pc = capture.read_pcapng(f)
-    assert [i.name for i in pc.interfaces] == ["lc-a", "lc-b"]
-    assert pc.interfaces[1].description == "vdev-net_af_xdp1"
+    assert names(pc) == ["lc-a", "lc-b"]
+    assert pc.interfaces[1].options["if_description"] == "vdev-net_af_xdp1"
     assert [(p.interface, p.direction) for p in pc.packets] == [(1, "out"), (1, "in"), (0, None)]
     assert pc.packets[0].data == req and pc.packets[0].origlen == len(req)
-    assert pc.packets[1].ts_ns == 1_700_000_000_000_001_000
+    assert len(pc.stats) == 2
     assert capture.ipv4_info(req) == {"src": "198.18.0.1", "dst": "198.18.0.2", "proto": 1,
                                       "icmp_type": 8, "icmp_id": 1, "icmp_seq": 1}
     assert capture.ether_src(rep) == "0a:20:ee:ec:2a:4f"
 
 
-def test_microsecond_resolution_and_big_endian(tmp_path):
-    f = tmp_path / "us.pcapng"
-    f.write_bytes(shb() + idb("x", "y", tsresol=6) + epb(0, 5, b"\0" * 20, None))
-    assert capture.read_pcapng(f).packets[0].ts_ns == 5000
-    # The same file written big-endian.
-    def be_block(btype, body):
-        body += b"\0" * (-len(body) % 4)
-        n = len(body) + 12
-        return struct.pack(">II", btype, n) + body + struct.pack(">I", n)
-    data = be_block(capture.SHB, struct.pack(">IHHq", capture.BYTE_ORDER_MAGIC, 1, 0, -1))
-    data += be_block(capture.IDB, struct.pack(">HHI", 1, 0, 0))
-    data += be_block(capture.EPB, struct.pack(">IIIII", 0, 0, 7, 4, 4) + b"abcd")
-    f.write_bytes(data)
+def test_times_are_exact_integer_nanoseconds(tmp_path):
+    """At if_tsresol 9 (linkemud's captures) a time of 1.7e9 s keeps its
+    last nanosecond, which a float (the library's .timestamp) cannot."""
+    f = tmp_path / "ns.pcapng"
+    f.write_bytes(shb() + idb("x") + epb(0, BASE_NS + 1, b"\0" * 20, None)
+                  + epb(0, BASE_NS + 2, b"\0" * 20, None))
+    pc = capture.read_pcapng(f)
+    assert [p.ts_ns for p in pc.packets] == [BASE_NS + 1, BASE_NS + 2]
+    assert pc.packets[0].block.timestamp == pc.packets[1].block.timestamp   # the float's limit
+
+
+@pytest.mark.parametrize("tsresol,tsoffset,ticks,ns", [
+    (None, None, 5, 5000),                        # absent: microseconds (spec 4.2)
+    (6, None, 5, 5000),
+    (3, None, 7, 7_000_000),
+    (9, 10, 3, 10_000_000_003),                   # if_tsoffset: whole seconds added
+    (0x80 | 10, None, 1024, 1_000_000_000),       # 2^-10 s
+    (0x80 | 10, None, 1, 976_562),                # 976562.5 ns, rounded down
+])
+def test_timestamp_resolutions(tmp_path, tsresol, tsoffset, ticks, ns):
+    f = tmp_path / "r.pcapng"
+    f.write_bytes(shb() + idb("x", tsresol=tsresol, tsoffset=tsoffset)
+                  + epb(0, ticks, b"\0" * 20, None))
+    assert capture.read_pcapng(f).packets[0].ts_ns == ns
+
+
+def test_big_endian(tmp_path):
+    f = tmp_path / "be.pcapng"
+    f.write_bytes(shb(">") + idb("x", tsresol=6, end=">") + epb(0, 7, b"abcd", OUTBOUND, ">"))
     p = capture.read_pcapng(f).packets[0]
-    assert p.data == b"abcd" and p.ts_ns == 7000
+    assert p.data == b"abcd" and p.ts_ns == 7000 and p.direction == "out"
 
 
-@pytest.mark.parametrize("data,msg", [(b"", None),
-                                      (b"\x01\x00\x00\x00" + b"\0" * 20, "not a pcapng"),
-                                      (None, "truncated|bad block length")])
+@pytest.mark.parametrize("data,msg", [
+    (b"", "empty"),
+    (b"\x01\x00\x00\x00" + b"\0" * 20, "not a readable pcapng"),
+    (shb() + idb("a", "b")[:-6], "not a readable pcapng"),                         # truncated
+    (shb() + idb("a")[:-4] + b"\x99\0\0\0", "not a readable pcapng"),            # bad trailer
+    (shb() + idb("a") + epb(3, 1, b"x" * 20, None), "interface 3"),
+    (shb() + idb("a") + _block(SPB, struct.pack("<I", 4) + b"abcd"), "SimplePacket"),
+    (shb() + shb(), "more than one section"),
+])
 def test_bad_files(tmp_path, data, msg):
     f = tmp_path / "bad.pcapng"
-    if data is None:
-        data = shb() + idb("a", "b")[:-6]
     f.write_bytes(data)
-    if msg is None:
-        assert capture.read_pcapng(f).packets == []
-    else:
-        with pytest.raises(capture.PcapngError, match=msg):
-            capture.read_pcapng(f)
+    with pytest.raises(capture.PcapngError, match=msg):
+        capture.read_pcapng(f)
 
 
 def test_port_plan_maps_direction_and_side():
@@ -152,20 +189,20 @@ def test_finish_cuts_to_count_and_drops_the_other_direction(tmp_path):
     assert res.dumpcap_stats == [{"name": "net_af_xdp1", "received": 9, "dropped": 2}]
     pc = capture.read_pcapng(out)
     assert len(pc.packets) == 6 and all(p.direction == "out" for p in pc.packets)
-    # Interfaces and statistics blocks survive the rewrite.
-    assert len(pc.interfaces) == 2
-    assert sum(1 for b in pc.blocks if b.type == capture.ISB) == 2
+    # Interfaces and statistics blocks survive the rewrite, times to the ns.
+    assert names(pc) == ["lc-a", "lc-b"] and len(pc.stats) == 2
+    assert [p.ts_ns for p in pc.packets] == [BASE_NS + i * 1000 + 1 for i in (0, 1, 2, 4, 5, 6)]
 
 
 def test_finish_merges_two_ports_in_time_order(tmp_path):
     req = icmp_frame("198.18.0.1", "198.18.0.2", 8)
     rep = icmp_frame("198.18.0.2", "198.18.0.1", 0, MAC_DST, MAC_SRC)
     f0, f1 = tmp_path / "m.port0", tmp_path / "m.port1"
-    # dumpcap_file stamps packet i at base + i us: interleave the two files.
+    # dumpcap_file stamps packet i at base + i us + 1 ns: interleave the two files.
     dumpcap_file(f0, [(0, INBOUND, req), (0, OUTBOUND, rep)] * 3)
     data = shb() + idb("lc-a", "vdev-net_af_xdp0") + idb("lc-b", "vdev-net_af_xdp1")
     for i in range(3):
-        data += epb(1, 1_700_000_000_000_000_000 + i * 2000 + 500, req, OUTBOUND)
+        data += epb(1, BASE_NS + i * 2000 + 500, req, OUTBOUND)
     f1.write_bytes(data)
     out = tmp_path / "m.pcapng"
     res = capture._finish(out, [Cap(f0), Cap(f1)], [(0, "in"), (1, "out")], None, None, 1.0,
@@ -174,22 +211,62 @@ def test_finish_merges_two_ports_in_time_order(tmp_path):
     pc = capture.read_pcapng(out)
     assert len(pc.interfaces) == 2          # the same IDBs in both: shared
     assert [(p.interface, p.direction) for p in pc.packets] == [(0, "in"), (1, "out")] * 3
-    assert [p.ts_ns for p in pc.packets] == sorted(p.ts_ns for p in pc.packets)
+    assert [p.ts_ns for p in pc.packets] == [BASE_NS + t for t in
+                                             (1, 500, 2001, 2500, 4001, 4500)]
 
 
-def test_merge_renumbers_interfaces_that_differ(tmp_path):
+def _two_interfaces(tmp_path):
+    """Two files that describe different interfaces, at different
+    resolutions (ns and us), whose packets interleave in time."""
     req = icmp_frame("198.18.0.1", "198.18.0.2", 8)
     a, b = tmp_path / "a.pcapng", tmp_path / "b.pcapng"
-    a.write_bytes(shb() + idb("lc-a", "x") + epb(0, 1, req, INBOUND) + isb(0))
-    b.write_bytes(shb() + idb("lc-b", "y") + epb(0, 2, req, OUTBOUND) + isb(0))
+    a.write_bytes(shb() + idb("lc-a", "x") + epb(0, BASE_NS + 1, req, INBOUND)
+                  + epb(0, BASE_NS + 2_000_007, req, INBOUND) + isb(0))
+    us = BASE_NS // 1000
+    b.write_bytes(shb() + idb("lc-b", "y", tsresol=6) + epb(0, us + 1000, req, OUTBOUND)
+                  + isb(0))
     pa, pb = capture.read_pcapng(a), capture.read_pcapng(b)
     out = tmp_path / "ab.pcapng"
     capture.merge([pa, pb], [pa.packets, pb.packets], out)
-    pc = capture.read_pcapng(out)
-    assert [i.name for i in pc.interfaces] == ["lc-a", "lc-b"]
-    assert [(p.interface, p.direction) for p in pc.packets] == [(0, "in"), (1, "out")]
-    isbs = [struct.unpack_from("<I", blk.raw, 8)[0] for blk in pc.blocks if blk.type == capture.ISB]
-    assert isbs == [0, 1]
+    return out
+
+
+def test_merge_renumbers_interfaces_that_differ(tmp_path):
+    pc = capture.read_pcapng(_two_interfaces(tmp_path))
+    assert names(pc) == ["lc-a", "lc-b"]
+    assert [capture.ticks_per_s(i) for i in pc.interfaces] == [10 ** 9, 10 ** 6]
+    assert [(p.interface, p.direction, p.ts_ns) for p in pc.packets] == [
+        (0, "in", BASE_NS + 1), (1, "out", BASE_NS + 1_000_000), (0, "in", BASE_NS + 2_000_007)]
+    assert [blk.interface_id for blk in pc.stats] == [0, 1]
+
+
+def libpcap_times(path) -> list[int]:
+    """Each packet's time as libpcap (another pcapng reader) gives it, in ns."""
+    cp = subprocess.run(["tcpdump", "-r", str(path), "-n", "-tt", "--time-stamp-precision=nano"],
+                        capture_output=True, text=True, timeout=30)
+    assert cp.returncode == 0, cp.stderr
+    out = []
+    for line in cp.stdout.splitlines():
+        sec, frac = line.split()[0].split(".")
+        out.append(int(sec) * 10 ** 9 + int(frac))
+    return out
+
+
+def test_libpcap_reads_our_merges_to_the_nanosecond(tmp_path):
+    need(shutil.which("tcpdump"), "tcpdump (libpcap's pcapng reader) is not installed")
+    out = _two_interfaces(tmp_path)
+    assert libpcap_times(out) == [p.ts_ns for p in capture.read_pcapng(out).packets] == [
+        BASE_NS + 1, BASE_NS + 1_000_000, BASE_NS + 2_000_007]
+    # And the merge of two dumpcap-like files that share their interfaces.
+    req = icmp_frame("198.18.0.1", "198.18.0.2", 8)
+    f0, f1 = tmp_path / "p0", tmp_path / "p1"
+    dumpcap_file(f0, [(0, INBOUND, req)] * 4, step_ns=10)
+    dumpcap_file(f1, [(1, OUTBOUND, req)] * 4, step_ns=7)
+    p0, p1 = capture.read_pcapng(f0), capture.read_pcapng(f1)
+    both = tmp_path / "both.pcapng"
+    capture.merge([p0, p1], [p0.packets, p1.packets], both)
+    want = sorted([BASE_NS + 1 + 10 * i for i in range(4)] + [BASE_NS + 1 + 7 * i for i in range(4)])
+    assert libpcap_times(both) == [p.ts_ns for p in capture.read_pcapng(both).packets] == want
 
 
 def test_failure_messages():
@@ -198,3 +275,18 @@ def test_failure_messages():
     assert "does not serve packet capture" in m and "rte_pdump_init" in m
     m = capture._explain_failure(1, "EAL init failed: is primary process running?", "linkemu-lc")
     assert "could not attach" in m and "linkemu-lc" in m
+
+
+def test_merge_shares_interfaces_only_on_the_same_clock(tmp_path):
+    """Two files naming the same interfaces but with different if_tsoffset
+    keep their own IDBs, so each packet keeps its time."""
+    req = icmp_frame("198.18.0.1", "198.18.0.2", 8)
+    a, b = tmp_path / "a.pcapng", tmp_path / "b.pcapng"
+    a.write_bytes(shb() + idb("lc-a") + epb(0, 5, req, INBOUND))
+    b.write_bytes(shb() + idb("lc-a", tsoffset=1) + epb(0, 3, req, INBOUND))
+    pa, pb = capture.read_pcapng(a), capture.read_pcapng(b)
+    out = tmp_path / "ab.pcapng"
+    capture.merge([pa, pb], [pa.packets, pb.packets], out)
+    pc = capture.read_pcapng(out)
+    assert len(pc.interfaces) == 2
+    assert [(p.interface, p.ts_ns) for p in pc.packets] == [(0, 5), (1, 1_000_000_003)]

@@ -72,7 +72,7 @@ static const char *const rule_sets[] = {
 #define NSETS (sizeof(rule_sets) / sizeof(rule_sets[0]))
 
 static struct le_path paths[NSETS];
-static const struct le_frame_ops ops = { NULL, op_clone, op_free, op_bytes };
+static const struct le_frame_ops ops = { NULL, op_clone, op_free, op_bytes, NULL, NULL };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -27,6 +27,7 @@ Fixtures (the names are fixed; the bed is the suite's):
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -222,6 +223,20 @@ def suite_bed_name(name: str) -> str:
     return name
 
 
+def _hold_bed(name: str):
+    """Hold the bed for this session: a second test session on the same bed
+    (another checkout's `make test`, a suite run by hand) would tear it
+    down under us; it waits here instead. The lock is the open file: it
+    goes when the session closes it, or when the process dies."""
+    f = open(f"/tmp/linkemu-bed-{name}.session.lock", "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"\nbed '{name}' is in use by another test session: waiting for it", flush=True)
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
 def bed_fixtures(name: str, conftest_file: str, bed_built: bool = False,
                  classes_add_up: bool = True):
     """The fixtures of the suite in conftest_file's folder, whose bed is
@@ -237,6 +252,7 @@ def bed_fixtures(name: str, conftest_file: str, bed_built: bool = False,
     def bed_session():
         need(*bed_usable())
         b = testbed.bed_for(name)
+        lock = _hold_bed(name)
         _kill_bed_processes(name)
         testbed.down(b)
         try:
@@ -248,6 +264,7 @@ def bed_fixtures(name: str, conftest_file: str, bed_built: bool = False,
             _kill_bed_processes(name)
             testbed.down(b)
             left += leftovers(name)
+            lock.close()
             if left:
                 pytest.fail(f"left behind on bed '{name}' after the session: {left}")
 

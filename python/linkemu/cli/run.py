@@ -10,7 +10,7 @@ import time
 
 from linkemu import api
 from linkemu.bed.interrupts import interruptible, shielded
-from linkemu.cli import profile, scenario
+from linkemu.cli import profile, punt, scenario
 from linkemu.cli.common import err
 from linkemu.cli.testbed import bed_from_args, bring_up
 from linkemu.daemon import daemon
@@ -35,6 +35,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed,
                        io=a.io)
         player = scenario.run_scenario_start(scen, link, a.detach)
+        echoes = punt.start_echoes(a, bed.name, a2b, b2a)   # --punt-echo
         how = ("kernel sockets" if a.io == "kernel"
                else f"{link.pmd}, lcores {a.lcores or daemon.default_lcores()}")
         ready = f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {how})"
@@ -53,6 +54,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         scenario.run_scenario_stop(player)
         crashed = link.exit_code()
         report = _stop(link)
+        punt.reap(echoes)
     rc = _report_stop(report, as_json=False)
     if crashed is not None:
         err(f"linkemud exited by itself with code {crashed}; log:\n"
@@ -106,6 +108,7 @@ def register(sub, bed_opt: argparse.ArgumentParser) -> None:
                         "empty = no impairment")
     r.add_argument("--b2a", default=None, metavar="GRAMMAR", help="link dst -> src")
     profile.add_run_option(r)
+    punt.add_run_option(r)
     r.add_argument("--pmd", choices=daemon.PMDS, default=None,
                    help="DPDK driver for the veths (default: af_xdp, falling back to "
                         "af_packet if af_xdp does not start)")

@@ -1,5 +1,6 @@
 """`linkemu capture`: record the frames on linkemud's ports with the stock
-`dpdk-dumpcap`, and a small pcapng reader to check what it wrote.
+`dpdk-dumpcap`, and check and merge what it wrote (pcapng, through the
+python-pcapng library).
 
 dpdk-dumpcap is a DPDK secondary process: it attaches to the daemon's
 shared memory (EAL file prefix `linkemu-BED`), asks it over the
@@ -37,8 +38,13 @@ import struct
 import subprocess
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pcapng import FileScanner, FileWriter
+from pcapng import blocks as ngblocks
+from pcapng.exceptions import PcapngException
 
 from linkemu.bed import netns
 from linkemu.bed.cpus import tool_cpus
@@ -48,41 +54,42 @@ DUMPCAP = "dpdk-dumpcap"
 READY_TIMEOUT_S = 30.0
 STOP_GRACE_S = 10.0
 
-# pcapng block types and options (draft-ietf-opsawg-pcapng)
-SHB = 0x0A0D0D0A
-IDB = 0x00000001
-SPB = 0x00000003
-ISB = 0x00000005
-EPB = 0x00000006
-BYTE_ORDER_MAGIC = 0x1A2B3C4D
-OPT_END = 0
-IF_NAME = 2
-IF_DESCRIPTION = 3
-IF_TSRESOL = 9
-EPB_FLAGS = 2
-INBOUND, OUTBOUND = 1, 2
+# --- pcapng ------------------------------------------------------------------------
+#
+# The format (blocks, options, byte order, both directions' interfaces) is
+# python-pcapng's: its FileScanner reads and its FileWriter writes every
+# block dumpcap writes (SHB, one IDB per port, EPB with epb_flags, ISB). Ours
+# is only what it does not give: a packet's time as exact integer
+# nanoseconds (its .timestamp is a float, which at 1.7e9 s keeps only about
+# 0.2 us), and the merge of several dumpcaps' files into one in time order.
 
-
-# --- pcapng -----------------------------------------------------------------------
-
-@dataclass
-class Interface:
-    linktype: int
-    snaplen: int
-    name: str = ""
-    description: str = ""
-    ticks_per_s: int = 1_000_000    # timestamp resolution (default: microseconds)
+INBOUND, OUTBOUND = 1, 2                 # epb_flags bits 0-1 (inbound/outbound)
+NS_PER_S = 1_000_000_000
+# python-pcapng keeps if_tsresol raw and warns (DeprecationWarning) about
+# its own schema whenever it is read or written; the warning says nothing
+# about the file, so it is silenced where we touch that option.
+_TSRESOL_WARNING = "Field type should not be"
 
 
 @dataclass
 class Packet:
-    interface: int
+    """One captured frame: the library's EnhancedPacket block, with its
+    interface, exact time and direction."""
+    block: ngblocks.EnhancedPacket
     ts_ns: int
-    caplen: int
-    origlen: int
-    data: bytes
     flags: int | None = None        # epb_flags, None when absent
-    offset: int = 0                 # of its block in the file
+
+    @property
+    def interface(self) -> int:
+        return self.block.interface_id
+
+    @property
+    def data(self) -> bytes:
+        return bytes(self.block.packet_data)
+
+    @property
+    def origlen(self) -> int:
+        return self.block.packet_len
 
     @property
     def direction(self) -> str | None:
@@ -93,159 +100,131 @@ class Packet:
 
 
 @dataclass
-class Block:
-    type: int
-    offset: int
-    raw: bytes
-
-
-@dataclass
 class Pcapng:
-    interfaces: list[Interface] = field(default_factory=list)
+    """One section of a pcapng file, as the library read it."""
+    section: ngblocks.SectionHeader
+    interfaces: list[ngblocks.InterfaceDescription] = field(default_factory=list)
     packets: list[Packet] = field(default_factory=list)
-    blocks: list[Block] = field(default_factory=list)
-    endian: str = "<"
+    stats: list[ngblocks.InterfaceStatistics] = field(default_factory=list)
 
 
 class PcapngError(LinkemuError):
     pass
 
 
-def _options(body: bytes, end: str) -> dict[int, list[bytes]]:
-    opts: dict[int, list[bytes]] = {}
-    i = 0
-    while i + 4 <= len(body):
-        code, ln = struct.unpack_from(end + "HH", body, i)
-        i += 4
-        if code == OPT_END:
-            break
-        opts.setdefault(code, []).append(body[i:i + ln])
-        i += (ln + 3) & ~3
-    return opts
+def ticks_per_s(idb: ngblocks.InterfaceDescription) -> int:
+    """An interface's timestamp unit from its if_tsresol byte (pcapng 4.2:
+    MSB clear: 10^-n s, MSB set: 2^-n s; absent: microseconds)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
+        raw = idb.options.get_raw("if_tsresol") if "if_tsresol" in idb.options else b""
+    if not raw:
+        return 1_000_000
+    r = raw[0]
+    return 2 ** (r & 0x7F) if r & 0x80 else 10 ** r
+
+
+def exact_ns(ticks_per_s: int, offset_s: int, ts_high: int, ts_low: int) -> int:
+    """A timestamp in integer nanoseconds, with the interface's if_tsoffset
+    (whole seconds) added: exact for every decimal resolution down to 10^-9,
+    rounded down for finer ones. Integers only: no float on the way."""
+    return offset_s * NS_PER_S + ((ts_high << 32) | ts_low) * NS_PER_S // ticks_per_s
+
+
+def _clock(idb: ngblocks.InterfaceDescription) -> tuple[int, int]:
+    """(ticks per second, offset in seconds) of an interface."""
+    return ticks_per_s(idb), (idb.options["if_tsoffset"] if "if_tsoffset" in idb.options else 0)
+
+
+def _flags(blk: ngblocks.EnhancedPacket) -> int | None:
+    return int(blk.options["epb_flags"]) if "epb_flags" in blk.options else None
 
 
 def read_pcapng(path: str | os.PathLike) -> Pcapng:
-    """Parse a pcapng file: interfaces, packets (EPB and SPB), and every
-    block's raw bytes (to write a filtered copy). One section only."""
-    data = Path(path).read_bytes()
-    out = Pcapng()
-    end = "<"
-    off = 0
-    while off < len(data):
-        if off + 12 > len(data):
-            raise PcapngError(f"{path}: truncated block at byte {off}")
-        btype = struct.unpack_from("<I", data, off)[0]
-        if btype == SHB:
-            magic = struct.unpack_from("<I", data, off + 8)[0]
-            if magic == BYTE_ORDER_MAGIC:
-                end = "<"
-            elif magic == 0x4D3C2B1A:
-                end = ">"
-            else:
-                raise PcapngError(f"{path}: bad byte-order magic at byte {off}")
-            if out.blocks:
-                raise PcapngError(f"{path}: more than one section (not supported)")
-        elif off == 0:
-            raise PcapngError(f"{path}: not a pcapng file (no section header)")
-        btype, blen = struct.unpack_from(end + "II", data, off)
-        if blen < 12 or blen % 4 or off + blen > len(data):
-            raise PcapngError(f"{path}: bad block length {blen} at byte {off}")
-        trailer = struct.unpack_from(end + "I", data, off + blen - 4)[0]
-        if trailer != blen:
-            raise PcapngError(f"{path}: block at byte {off}: length {blen} != trailer {trailer}")
-        body = data[off + 8:off + blen - 4]
-        out.blocks.append(Block(btype, off, data[off:off + blen]))
-        if btype == IDB:
-            linktype, _res, snaplen = struct.unpack_from(end + "HHI", body, 0)
-            o = _options(body[8:], end)
-            itf = Interface(linktype, snaplen)
-            if IF_NAME in o:
-                itf.name = o[IF_NAME][0].decode(errors="replace").rstrip("\0")
-            if IF_DESCRIPTION in o:
-                itf.description = o[IF_DESCRIPTION][0].decode(errors="replace").rstrip("\0")
-            if IF_TSRESOL in o and o[IF_TSRESOL][0]:
-                r = o[IF_TSRESOL][0][0]
-                itf.ticks_per_s = 2 ** (r & 0x7F) if r & 0x80 else 10 ** r
-            out.interfaces.append(itf)
-        elif btype == EPB:
-            if_id, ts_hi, ts_lo, caplen, origlen = struct.unpack_from(end + "IIIII", body, 0)
-            pkt = body[20:20 + caplen]
-            o = _options(body[20 + ((caplen + 3) & ~3):], end)
-            flags = struct.unpack(end + "I", o[EPB_FLAGS][0][:4])[0] if EPB_FLAGS in o else None
-            tps = out.interfaces[if_id].ticks_per_s if if_id < len(out.interfaces) else 10 ** 6
-            ts_ns = ((ts_hi << 32) | ts_lo) * 1_000_000_000 // tps
-            out.packets.append(Packet(if_id, ts_ns, caplen, origlen, pkt, flags, off))
-        elif btype == SPB:
-            origlen = struct.unpack_from(end + "I", body, 0)[0]
-            snap = out.interfaces[0].snaplen if out.interfaces else 0
-            caplen = min(origlen, snap) if snap else origlen
-            out.packets.append(Packet(0, 0, caplen, origlen, body[4:4 + caplen], None, off))
-        off += blen
-    out.endian = end
+    """Read a one-section pcapng file with python-pcapng: its interfaces,
+    Enhanced Packet Blocks (with exact times) and statistics blocks."""
+    out = None
+    clocks = []
+    try:
+        with open(path, "rb") as f, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
+            for blk in FileScanner(f):
+                if isinstance(blk, ngblocks.SectionHeader):
+                    if out is not None:
+                        raise PcapngError(f"{path}: more than one section (not supported)")
+                    out = Pcapng(blk)
+                elif isinstance(blk, ngblocks.InterfaceDescription):
+                    out.interfaces.append(blk)
+                    clocks.append(_clock(blk))
+                elif isinstance(blk, ngblocks.EnhancedPacket):
+                    if blk.interface_id >= len(out.interfaces):
+                        raise PcapngError(f"{path}: packet {len(out.packets)} names interface "
+                                          f"{blk.interface_id}, which the file does not describe")
+                    ts = exact_ns(*clocks[blk.interface_id], blk.timestamp_high, blk.timestamp_low)
+                    out.packets.append(Packet(blk, ts, _flags(blk)))
+                elif isinstance(blk, ngblocks.InterfaceStatistics):
+                    out.stats.append(blk)
+                elif isinstance(blk, (ngblocks.SimplePacket, ngblocks.ObsoletePacket)):
+                    raise PcapngError(f"{path}: a {type(blk).__name__} block (linkemu reads "
+                                      f"Enhanced Packet Blocks, as dpdk-dumpcap writes)")
+    except (PcapngException, ValueError) as e:
+        raise PcapngError(f"{path}: not a readable pcapng file: {e}") from e
+    if out is None:
+        raise PcapngError(f"{path}: empty (no section header)")
     return out
 
 
-def write_filtered(src: Pcapng, path: str | os.PathLike, keep: list[Packet]) -> None:
-    """Write src's blocks to path, with only the packets in keep (every
-    non-packet block, statistics included, is kept as it was)."""
-    merge([src], [keep], path)
+def _copy(section: ngblocks.SectionHeader, blk, **change):
+    """blk as a member of another section (IDBs are numbered there in the
+    order they are copied), its fields and options as they were but for
+    change."""
+    fields = {name: getattr(blk, name) for name, _f, _d in blk.schema
+              if name not in ("options", "captured_len")}
+    fields.update(change)
+    return section.new_member(type(blk), options=dict(blk.options.iter_all_items()), **fields)
 
 
-def _with_interface(raw: bytes, endian: str, if_id: int) -> bytes:
-    """An EPB or ISB with its interface id (the first body word) replaced."""
-    return raw[:8] + struct.pack(endian + "I", if_id) + raw[12:]
+def _same_interface(a: ngblocks.InterfaceDescription, b: ngblocks.InterfaceDescription) -> bool:
+    # Name, link type, snap length and clock (resolution, offset): a packet
+    # of either file then means the same time under either IDB. Other
+    # options may differ in bytes (each dumpcap records its own view).
+    return ((a.link_type, a.snaplen, a.options.get("if_name"), _clock(a))
+            == (b.link_type, b.snaplen, b.options.get("if_name"), _clock(b)))
 
 
 def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLike) -> None:
     """One pcapng from several captures: the first file's section header,
     the interfaces of all (shared when the files describe the same ones, as
     dumpcap 22.11 does: one IDB per DPDK port in every file), the kept
-    packets of all in time order, then the statistics blocks."""
+    packets of all in time order (exact nanoseconds; ties keep file order),
+    then the statistics blocks."""
     if not files:
         raise PcapngError("nothing to merge")
     first = files[0]
-    idbs = [[b.raw for b in f.blocks if b.type == IDB] for f in files]
-    # The same interfaces (name, link type, snap length, resolution): their
-    # options may still differ in bytes (dumpcap records each process's view).
-    same = (all(f.interfaces == first.interfaces for f in files)
-            and all(f.endian == first.endian for f in files))
-    base, out_idbs = [], []
-    for i in range(len(files)):
-        if same:
-            base.append(0)
-            if i == 0:
-                out_idbs = list(idbs[0])
-        else:
-            base.append(len(out_idbs))
-            out_idbs += idbs[i]
-    shb = next(b.raw for b in first.blocks if b.type == SHB)
+    same = all(len(f.interfaces) == len(first.interfaces)
+               and all(map(_same_interface, f.interfaces, first.interfaces)) for f in files)
+    shb = ngblocks.SectionHeader(endianness=first.section.endianness,
+                                 options=dict(first.section.options.iter_all_items()))
+    base = []
+    for i, f in enumerate(files):
+        base.append(0 if same else len(shb.interfaces))
+        if i == 0 or not same:
+            for idb in f.interfaces:
+                _copy(shb, idb)
     packets = []
     for i, (f, keep) in enumerate(zip(files, keeps)):
-        wanted = {p.offset for p in keep}
-        by_offset = {b.offset: b for b in f.blocks}
-        for p in f.packets:
-            if p.offset in wanted:
-                raw = by_offset[p.offset].raw
-                if by_offset[p.offset].type == EPB and base[i]:
-                    raw = _with_interface(raw, f.endian, p.interface + base[i])
-                packets.append((p.ts_ns, i, p.offset, raw))
-    packets.sort(key=lambda x: (x[0], x[1], x[2]))
-    stats = []
-    for i, f in enumerate(files):
-        for b in f.blocks:
-            if b.type == ISB:
-                iid = struct.unpack_from(f.endian + "I", b.raw, 8)[0]
-                stats.append(_with_interface(b.raw, f.endian, iid + base[i]) if base[i]
-                             else b.raw)
+        for n, p in enumerate(keep):
+            packets.append((p.ts_ns, i, n, p.block))
+    packets.sort(key=lambda x: x[:3])
+    stats = [(blk, base[i]) for i, f in enumerate(files) for blk in f.stats]
     tmp = Path(str(path) + ".tmp")
-    with open(tmp, "wb") as out:
-        out.write(shb)
-        for raw in out_idbs:
-            out.write(raw)
-        for *_k, raw in packets:
-            out.write(raw)
-        for raw in stats:
-            out.write(raw)
+    with open(tmp, "wb") as out, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
+        w = FileWriter(out, shb)
+        for _ts, i, _n, blk in packets:
+            w.write_block(_copy(shb, blk, interface_id=blk.interface_id + base[i]))
+        for blk, b in stats:
+            w.write_block(_copy(shb, blk, interface_id=blk.interface_id + b))
     os.replace(tmp, path)
 
 

@@ -19,7 +19,7 @@ DIRECTIONS = ("a2b", "b2a")
 # The daemon's drop causes in its order (counters.h); the JSON carries them
 # all, this is for views that list them before any has happened.
 DROP_CAUSES = ("loss", "queue_full", "ring_full", "shutdown", "malformed",
-               "queue_head", "codel", "stalled")
+               "queue_head", "codel", "stalled", "punt_full", "punt_down", "punt_dropped")
 
 
 def conservation_problems(final: dict) -> list[str]:
@@ -44,9 +44,10 @@ def conservation_problems(final: dict) -> list[str]:
             problems.append(f"{name}: dropped_total {total} != sum of causes "
                             f"{sum(causes.values())} ({causes})")
         dup = d.get("dup", 0)
-        if rx + dup != tx + total + fl:
-            problems.append(f"{name}: rx {rx} + dup {dup} != tx {tx} + dropped {total} + "
-                            f"in_flight {fl} (off by {rx + dup - tx - total - fl})")
+        inj = d.get("injected", 0)   # new frames from punted classes' processes (docs/punt.md)
+        if rx + dup + inj != tx + total + fl:
+            problems.append(f"{name}: rx {rx} + dup {dup} + injected {inj} != tx {tx} + dropped "
+                            f"{total} + in_flight {fl} (off by {rx + dup + inj - tx - total - fl})")
     if final.get("conserved") is False and not problems:
         problems.append("the daemon reports conserved=false although the totals add up")
     return problems
@@ -83,8 +84,10 @@ def fmt_direction(name: str, d: dict) -> list[str]:
              f"in flight {d.get('in_flight', 0)}",
              f"    dropped {d.get('dropped_total', 0)}: {nonzero}"]
     events = {k: n for k, n in (d.get("events") or {}).items() if n}
-    if d.get("dup") or events:
-        extra = ([f"dup {d['dup']}"] if d.get("dup") else []) + [f"{k} {n}" for k, n in events.items()]
+    if d.get("dup") or d.get("injected") or events:
+        extra = (([f"dup {d['dup']}"] if d.get("dup") else [])
+                 + ([f"injected {d['injected']}"] if d.get("injected") else [])
+                 + [f"{k} {n}" for k, n in events.items()])
         lines.append(f"    also: {', '.join(extra)}")
     classes = d.get("classes") or []
     for c in classes:
@@ -95,12 +98,25 @@ def fmt_direction(name: str, d: dict) -> list[str]:
             lines.append(f"      hop {h['hop']}: in {h['rx']}, out {h['tx']}, "
                          f"dropped {sum(h.get('dropped', {}).values())}, dup {h.get('dup', 0)}, "
                          f"held {h['in_flight']}{'' if h.get('conserved') else '  (NOT CONSERVED)'}")
+    for p in d.get("punt") or []:   # punted classes' channels (docs/punt.md)
+        lines.append(f"    punt class {p['class']} ({p['transport']} {p['name']}): "
+                     f"{'attached' if p['up'] else 'NO PROCESS'}, sent {p['sent']}, returned "
+                     f"{p['returned']}, injected {p['injected']}, punt_dropped {p['punt_dropped']}, "
+                     f"punt_full {p['punt_full']}, punt_down {p['punt_down']}, held {p['held']}, "
+                     f"processes lost {p['peers_lost']}")
     before, after = d.get("before_rx"), d.get("after_tx")
     if before is not None:   # what the ports counted outside the books above
         lines.append(f"    before linkemud: {before.get('total', 0)} lost at the input port "
                      f"(missed {before.get('imissed', 0)}, errors {before.get('ierrors', 0)}, "
                      f"no mbuf {before.get('rx_nombuf', 0)}); after: "
                      f"{(after or {}).get('oerrors', 0)} send errors at the output port")
+    xstats = d.get("port_xstats") or {}
+    for side in ("in", "out"):            # the drivers' own drop counters
+        if xstats.get(side):
+            lines.append(f"    {side}put port driver counts: "
+                         + ", ".join(f"{k} {v}" for k, v in xstats[side].items()))
+    if xstats.get("not_shown"):
+        lines.append(f"    ({xstats['not_shown']} more driver drop counters not shown)")
     e = d.get("emulation_error_ns") or {}
     if e.get("count"):
         lines.append(f"    emulation error over {e['count']} frames: p50 {fmt_ns(e.get('p50'))}, "

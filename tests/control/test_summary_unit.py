@@ -1,0 +1,35 @@
+"""`linkemu ctl stats` / `linkemu stop` text: the ports' driver counts
+(port_xstats) appear when a driver counted drops, and only then."""
+
+from __future__ import annotations
+
+from linkemu.daemon import summary
+
+
+def _direction(xstats: dict) -> dict:
+    return {"config": "delay 1ms", "rx": 10, "tx": 10, "rx_bytes": 640, "tx_bytes": 640,
+            "in_flight": 0, "dropped": {}, "dropped_total": 0, "conserved": True,
+            "before_rx": {"imissed": 5, "ierrors": 0, "rx_nombuf": 0, "total": 5},
+            "after_tx": {"oerrors": 0}, "port_xstats": xstats}
+
+
+def test_driver_counts_line():
+    lines = summary.fmt_direction("a2b", _direction(
+        {"in": {"rx_missed_errors": 5, "rx_q0_errors": 2}, "out": {}, "not_shown": 0}))
+    got = [l for l in lines if "driver counts" in l]
+    assert got == ["    input port driver counts: rx_missed_errors 5, rx_q0_errors 2"], lines
+
+
+def test_no_line_without_driver_drops():
+    for xs in ({"in": {}, "out": {}, "not_shown": 0}, None):
+        d = _direction(xs)
+        if xs is None:
+            del d["port_xstats"]       # a kernel-plane or older daemon's report
+        assert not [l for l in summary.fmt_direction("b2a", d) if "driver counts" in l]
+
+
+def test_counters_past_the_limit_are_said():
+    lines = summary.fmt_direction("a2b", _direction(
+        {"in": {"rx_q0_errors": 1}, "out": {"tx_errors": 3}, "not_shown": 4}))
+    assert "    output port driver counts: tx_errors 3" in lines
+    assert "    (4 more driver drop counters not shown)" in lines

@@ -9,11 +9,10 @@ import pytest
 
 from kit import linkemu, require_alone, suite_bed
 from linkemu.lab import results
+from linkemu.lab.cellular_quick import TIMING
 
 BED = suite_bed(__file__)
 LOCK = f"/tmp/linkemu-bed-{BED}.lock"
-TIMING = ("UDP: within 20 ms + flush wait (1..10 ms) + bed overhead",
-          "UDP: mean within 0.5 ms of 20 ms + 5.5 ms")
 
 
 @pytest.fixture(scope="module")
@@ -55,17 +54,29 @@ def test_quick_delivery(quick):
     assert not failed, "\n".join(failed)
 
 
-# Not in `make test` (marker verdict, `make verdicts`): on a quiet machine this
-# verdict has not held yet (docs/testing.md, "Verdicts not yet holding").
+def require_own_cpu(run: dict, what: str) -> None:
+    """Skip a timing verdict when linkemud's polling threads waited for
+    their CPU during the run (the lab records their schedstat run-queue
+    wait): the rule of kit.quiet.CpuWatch.shared, more than 2 ms + 1 ms per
+    second (alone, linkemud waits ~0.2 ms per second for kernel threads)."""
+    w = run.get("daemon_cpu_wait_ms")
+    if w is not None and w > 2 + run["elapsed_s"]:
+        pytest.skip(f"{what}: timing not checked, linkemud waited {w:.1f} ms for its CPU in "
+                    f"{run['elapsed_s']:.1f} s (shared); the rest passed")
+
+
 @pytest.mark.verdict
 def test_quick_timing(quick):
-    """The band and the mean: a verdict only when no other linkemud shared
-    the machine (the lab records it per run)."""
+    """The band and the mean (cellular_quick's model): a verdict only when
+    no other linkemud shared the machine and ours had its CPU (the lab
+    records both per run)."""
     res = quick["res"]
     fixed = next(r for r in res["runs"] if r["id"] == "fixed-udp")
     base = next(r for r in res["runs"] if r["id"] == "overhead-udp")
     require_alone(base, "bed overhead")
     require_alone(fixed, "UDP units over delay 20ms")
+    require_own_cpu(base, "bed overhead")
+    require_own_cpu(fixed, "UDP units over delay 20ms")
     c = _checks(res)
     failed = [f"{n}: {c[n]['detail']}" for n in TIMING if not c[n]["pass"]]
     assert not failed, "\n".join(failed)

@@ -17,7 +17,8 @@ from linkemu.instruments import units_stats as st
 from linkemu.instruments import units_wire as wire
 from linkemu.instruments.units_schedule import Schedule, generate
 from linkemu.instruments.units_sink import Sink
-from linkemu.lab.cellular import allowed_exceedances, base_delay_ns
+from linkemu.lab.cellular import base_delay_ns
+from linkemu.lab.cellular_overhead import allowed_exceedances
 
 from kit import cli_env
 
@@ -132,7 +133,7 @@ def _free_port(kind) -> int:
 @pytest.mark.parametrize("proto", ["udp", "tcp", "quic"])
 def test_loopback_run_delivers_every_unit(proto, tmp_path):
     port = _free_port(socket.SOCK_DGRAM if proto != "tcp" else socket.SOCK_STREAM)
-    samples = tmp_path / "s.npy"
+    samples, flushes = tmp_path / "s.npy", tmp_path / "f.npy"
     srv = subprocess.Popen([sys.executable, "-m", "linkemu", "units", "server", "--proto", proto,
                             "--bind", "127.0.0.1", "--port", str(port), "--json", "--announce",
                             "--samples", str(samples), "--start-timeout", "30"],
@@ -142,7 +143,7 @@ def test_loopback_run_delivers_every_unit(proto, tmp_path):
         assert srv.stdout.readline().strip() == "ready", srv.stderr.read()
         cp = subprocess.run([sys.executable, "-m", "linkemu", "units", "client", "--proto", proto,
                              "--connect", "127.0.0.1", "--port", str(port), "--count", "300",
-                             "--json"], capture_output=True, text=True, env=cli_env(), timeout=120)
+                             "--json", "--flush-times", str(flushes)], capture_output=True, text=True, env=cli_env(), timeout=120)
         assert cp.returncode == 0, cp.stderr
         out, err = srv.communicate(timeout=60)
         assert srv.returncode == 0, err
@@ -159,6 +160,20 @@ def test_loopback_run_delivers_every_unit(proto, tmp_path):
     assert sorted(a["seq"].tolist()) == list(range(300))
     # a unit is never received before it was generated (one clock)
     assert np.all(a["rx_ns"] - a["gen_ns"] >= -1000)
+    # the kernel stamps a packet before the server reads it, after the client
+    # sent it (TCP and UDP; QUIC reads carry none: the stamp is the read)
+    sent = np.load(flushes)
+    assert sent.size == 30
+    krx_after_send = a["krx_ns"] - sent[a["seq"].astype(np.int64) // 10]
+    assert np.all(a["krx_ns"] <= a["rx_ns"])
+    if proto == "quic":
+        assert server["kernel_stamps"] == 0 and np.all(a["krx_ns"] == a["rx_ns"])
+    else:
+        assert server["kernel_stamps"] == server["reads"] > 0
+        # a flush is stamped after its send call began (TCP: a unit may ride
+        # in a later segment, never an earlier one)
+        assert np.all(krx_after_send >= 0)
+        assert server["receiver_wait_ns"]["min"] >= 0
 
 
 def test_client_refuses_bad_options():
@@ -170,3 +185,51 @@ def test_client_refuses_bad_options():
                          "--connect", "127.0.0.1", "--cc", "nosuchcc", "--count", "10"],
                         capture_output=True, text=True, env=cli_env(), timeout=60)
     assert cp.returncode == 2 and "nosuchcc" in cp.stderr
+
+
+def test_samples_written_before_kernel_stamps_still_read(tmp_path):
+    old = np.zeros(3, dtype=st.SAMPLE_DTYPE[:3])
+    old["seq"], old["gen_ns"], old["rx_ns"] = [0, 1, 2], [10, 20, 30], [40, 50, 60]
+    np.save(tmp_path / "old.npy", old)
+    a = st.read_samples(tmp_path / "old.npy")
+    assert a["krx_ns"].tolist() == [40, 50, 60]
+    np.save(tmp_path / "bad.npy", np.zeros(2, dtype=[("x", "<i8")]))
+    with pytest.raises(Exception, match="not a units samples file"):
+        st.read_samples(tmp_path / "bad.npy")
+
+
+def _quick_inputs(shift_ns: int, rng):
+    """Synthetic parts for cellular_quick.checks: 300 flushes each run, the
+    path beyond the delay drawn from one distribution (+ shift_ns over the
+    delay), senders on time."""
+    from linkemu.lab import cellular_quick as cq
+    n = 3000
+    seq = np.arange(n)
+    wait = st.flush_wait_ns(seq, 10, 1_000_000)
+
+    def parts(delay, shift):
+        path = rng.gamma(4.0, 10_000.0, n // 10).astype(np.int64) + shift
+        lat = delay + wait + path[seq // 10]
+        return {"path": path, "sender": np.zeros(n, np.int64), "receiver": np.full(n, 50_000),
+                "latency_kernel": lat}
+
+    base, fixed = parts(0, 0), parts(cq.QUICK_DELAY_NS, shift_ns)
+    server = {"lost": 0, "latency_ns": {"mean": float(fixed["latency_kernel"].mean() + 50_000)}}
+    stream = {"unique": n, "expected": n, "in_order": True, "duplicates": 0, "reordered": 0}
+    runs = [{"id": "overhead-udp", "server": server},
+            {"id": "fixed-udp", "server": server},
+            {"id": "fixed-tcp", "server": stream, "count": n},
+            {"id": "fixed-quic", "server": stream, "count": n}]
+    return {c["name"]: c for c in cq.checks(runs, base, fixed)}
+
+
+def test_quick_band_holds_for_one_distribution_and_fails_when_the_path_adds():
+    from linkemu.lab import cellular_quick as cq
+    rng = np.random.default_rng(7)
+    same = _quick_inputs(0, rng)
+    assert all(c["pass"] for c in same.values()), same
+    # 100 us more on every flush over the delay: most flushes beyond the bed's max
+    worse = _quick_inputs(100_000, rng)
+    assert not worse[cq.CHECK_BAND]["pass"] and worse[cq.CHECK_MEAN]["pass"]
+    # 1 ms more: the mean moves past 0.5 ms too
+    assert not _quick_inputs(1_000_000, rng)[cq.CHECK_MEAN]["pass"]

@@ -73,6 +73,8 @@ def register(sub) -> None:
     c.add_argument("--connect", required=True, metavar="HOST")
     c.add_argument("--port", type=int, default=9400)
     c.add_argument("--json", action="store_true")
+    c.add_argument("--flush-times", type=Path, default=None, metavar="FILE.npy",
+                   help="write each flush's send time (CLOCK_REALTIME, ns)")
     _schedule_opts(c)
     c.set_defaults(func=cmd_client)
 
@@ -92,7 +94,8 @@ def _client_options(a, host: str):
                      flush=a.flush, size=a.size, spin_ns=parse_time(a.spin, "--spin"))
     sched.validate()
     return ClientOptions(proto=a.proto, host=host, port=a.port, schedule=sched, cc=a.cc,
-                         nodelay=a.nodelay, run_id=a.run_id)
+                         nodelay=a.nodelay, run_id=a.run_id,
+                         flush_times=getattr(a, "flush_times", None))
 
 
 def _delay(a) -> int | None:
@@ -166,6 +169,12 @@ def format_server(s: dict) -> str:
         tr = s["transit_ns"]
         lines.append(f"  latency - flush wait (ms): p1 {_ms(tr['p1'])} p50 {_ms(tr['p50'])} "
                      f"p99 {_ms(tr['p99'])} max {_ms(tr['max'])}")
+        k, rw = s.get("latency_kernel_ns") or {}, s.get("receiver_wait_ns") or {}
+        if s.get("kernel_stamps") and k.get("count"):
+            lines.append(f"  by the kernel's receive stamps (ms): p1 {_ms(k['p1'])} p50 "
+                         f"{_ms(k['p50'])} p99 {_ms(k['p99'])} max {_ms(k['max'])} mean "
+                         f"{_ms(k['mean'])}; the server read them p50 {_ms(rw['p50'])} p99 "
+                         f"{_ms(rw['p99'])} ms later")
     lines.append(f"  arrived together (within {g['together_ns'] / 1e6:g} ms): largest group "
                  f"{g['max']} units; {g['units_in_groups_over_flush']} units "
                  f"({g['share_in_groups_over_flush']:.1%}) in groups of more than "

@@ -44,11 +44,13 @@ def server_result(o: ServerOptions, sink: Sink, samples: Path | None, delay_ns: 
                            "to analyse" + (f"; {sink.malformed} foreign datagrams" if
                                            sink.malformed else ""))
     if samples is not None:
-        stats.write_samples(samples, sink.seq, sink.gen_ns, sink.rx_ns)
+        stats.write_samples(samples, sink.seq, sink.gen_ns, sink.rx_ns, sink.krx_ns)
     res = stats.analyse(sink.seq, sink.gen_ns, sink.rx_ns, flush=flush, interval_ns=interval,
-                        expected=sink.expected(), delay_ns=delay_ns, together_ns=together_ns)
+                        expected=sink.expected(), delay_ns=delay_ns, together_ns=together_ns,
+                        krx_ns=sink.krx_ns)
     return {"proto": o.proto, "size": sink.size, "flush": flush, "interval_ns": interval,
-            "run_id": h.run_id, "reads": sink.reads, "malformed": sink.malformed,
+            "run_id": h.run_id, "reads": sink.reads, "kernel_stamps": sink.kernel_stamps,
+            "malformed": sink.malformed,
             "end_seen": sink.end_count is not None if o.proto == "udp" else None,
             "samples": str(samples) if samples else None, **res}
 
@@ -127,4 +129,6 @@ def client_args(c: ClientOptions, host: str) -> list[str]:
             "--run-id", str(c.run_id)]
     if not c.nodelay:
         args.append("--no-nodelay")
+    if c.flush_times is not None:
+        args += ["--flush-times", str(c.flush_times)]
     return args

@@ -18,6 +18,7 @@ from __future__ import annotations
 import socket
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.instruments import units_wire as wire
@@ -37,6 +38,7 @@ class ClientOptions:
     cc: str = "cubic"             # TCP and QUIC congestion control
     nodelay: bool = True          # TCP_NODELAY
     run_id: int = 1
+    flush_times: Path | None = None   # .npy: each flush's CLOCK_REALTIME send time (ns)
 
     def hello(self) -> wire.Hello:
         s = self.schedule
@@ -64,6 +66,10 @@ def run(o: ClientOptions) -> dict:
     else:
         raise UsageError(f"unknown protocol '{o.proto}' (expected tcp, quic or udp)")
     s = o.schedule
+    if o.flush_times is not None:
+        import numpy as np
+        with open(o.flush_times, "wb") as f:
+            np.save(f, np.asarray(timing.sent_rt_ns, dtype=np.int64))
     return {"proto": o.proto, "count": s.count, "size": s.size, "flush": s.flush,
             "interval_ns": s.interval_ns, "flushes": s.flushes(), "spin_ns": s.spin_ns,
             "timing": timing_summary(timing), **extra}

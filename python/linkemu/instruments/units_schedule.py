@@ -77,6 +77,9 @@ class Timing:
     unit_late_ns: list[int] = field(default_factory=list)
     flush_late_ns: list[int] = field(default_factory=list)
     send_ns: list[int] = field(default_factory=list)   # per flush: time the send call took
+    # per flush: CLOCK_REALTIME just before its send call (the clock of the
+    # units' generation times), so a flush's wait can be told from transit
+    sent_rt_ns: list[int] = field(default_factory=list)
     timer_slack_1ns: bool = False
 
 
@@ -92,6 +95,7 @@ def generate(s: Schedule, send: Callable[[bytes], None]) -> Timing:
         if i > 0 and i % s.flush == 0 and pending:
             now = time.monotonic_ns()
             t.flush_late_ns.append(now - deadline)
+            t.sent_rt_ns.append(time.time_ns())
             send(b"".join(pending))
             t.send_ns.append(time.monotonic_ns() - now)
             pending = []

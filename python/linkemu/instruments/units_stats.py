@@ -1,6 +1,8 @@
 """What a unit-latency run shows, computed from the server's record.
 
-- latency = receive time - generation time, per unit;
+- latency = receive time - generation time, per unit; and the same with
+  the kernel's receive stamp (latency_kernel: the receiver's scheduling
+  taken out, units_sink), with receiver_wait = read time - kernel stamp;
 - the flush rule's wait w = (K - seq mod K) x T: the part of the latency
   the batching itself causes (K*T for a flush's first unit, T for its
   last); latency - w is the unit's transit (network + both ends);
@@ -65,10 +67,13 @@ def arrival_groups(rx_ns, together_ns: int = TOGETHER_NS) -> list[int]:
 
 
 def analyse(seq, gen_ns, rx_ns, *, flush: int, interval_ns: int, expected: int | None,
-            delay_ns: int | None = None, together_ns: int = TOGETHER_NS) -> dict:
-    """Everything above, JSON-ready (times in ns)."""
+            delay_ns: int | None = None, together_ns: int = TOGETHER_NS,
+            krx_ns=None) -> dict:
+    """Everything above, JSON-ready (times in ns). Without krx_ns the kernel
+    stamps are the read times."""
     import numpy as np
     seq, gen_ns, rx_ns = arrays(seq, gen_ns, rx_ns)
+    krx = rx_ns if krx_ns is None else np.asarray(krx_ns, dtype=np.int64)
     lat = rx_ns - gen_ns
     uniq = np.unique(seq)
     running_max = np.maximum.accumulate(seq) if seq.size else seq
@@ -84,6 +89,9 @@ def analyse(seq, gen_ns, rx_ns, *, flush: int, interval_ns: int, expected: int |
         "in_order": reordered == 0 and seq.size == uniq.size,
         "latency_ns": quantiles(lat),
         "transit_ns": quantiles(lat - wait),
+        "latency_kernel_ns": quantiles(krx - gen_ns),
+        "transit_kernel_ns": quantiles(krx - gen_ns - wait),
+        "receiver_wait_ns": quantiles(rx_ns - krx),
         "histogram": histogram(lat),
         "groups": {"together_ns": together_ns, "count": len(groups),
                    "sizes": [[int(s), int(n)] for s, n in zip(sizes, ng)],
@@ -109,22 +117,30 @@ def series_us(seq, gen_ns, rx_ns) -> tuple[list[int], list[int]]:
     return seq[order].tolist(), ((rx_ns - gen_ns)[order] // 1000).tolist()
 
 
-SAMPLE_DTYPE = [("seq", "<u4"), ("gen_ns", "<i8"), ("rx_ns", "<i8")]
+SAMPLE_DTYPE = [("seq", "<u4"), ("gen_ns", "<i8"), ("rx_ns", "<i8"), ("krx_ns", "<i8")]
 
 
-def write_samples(path, seq, gen_ns, rx_ns) -> None:
-    """Raw samples, in arrival order, as a NumPy .npy structured array."""
+def write_samples(path, seq, gen_ns, rx_ns, krx_ns=None) -> None:
+    """Raw samples, in arrival order, as a NumPy .npy structured array
+    (krx_ns: the kernel's receive stamps; the read times without them)."""
     import numpy as np
     a = np.empty(len(seq), dtype=SAMPLE_DTYPE)
     a["seq"], a["gen_ns"], a["rx_ns"] = seq, gen_ns, rx_ns
+    a["krx_ns"] = rx_ns if krx_ns is None else krx_ns
     with open(path, "wb") as f:
         np.save(f, a)
 
 
 def read_samples(path):
+    """A samples file; one written before kernel stamps were kept gets
+    krx_ns = rx_ns."""
     import numpy as np
+    from numpy.lib import recfunctions as rfn
     a = np.load(path)
-    if a.dtype.names != tuple(n for n, _t in SAMPLE_DTYPE):
+    names = tuple(n for n, _t in SAMPLE_DTYPE)
+    if a.dtype.names == names[:3]:
+        a = rfn.append_fields(a, "krx_ns", a["rx_ns"], dtypes="<i8", usemask=False)
+    if a.dtype.names != names:
         from linkemu.errors import LinkemuError
         raise LinkemuError(f"{path}: not a units samples file (fields {a.dtype.names})")
     return a

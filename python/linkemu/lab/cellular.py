@@ -11,12 +11,8 @@ and UDP, 5 runs of 10,000 units each (linkemu units, 8 B every 1 ms,
 flushes of 10), with the ideal band (the link's one-way base delay + 1 .. 10
 ms).
 
---quick checks what must hold, over a fixed `delay 20ms` link: UDP unit
-latencies never below 20 ms and, flush by flush, no more above 20 + 10 ms
-+ the bed's overhead than chance allows (the overhead measured first, with
-the same instrument over an unimpaired link); their mean within 0.5 ms of
-20 ms + the flush rule's mean wait; TCP and QUIC deliver every unit, in
-order.
+--quick checks what must hold over a fixed `delay 20ms` link
+(cellular_quick).
 """
 
 from __future__ import annotations
@@ -28,20 +24,13 @@ from pathlib import Path
 
 from linkemu import profiles
 from linkemu.errors import LinkemuError, UsageError
-from linkemu.instruments import units as units_run
-from linkemu.instruments import units_stats
-from linkemu.instruments.units_client import ClientOptions
-from linkemu.instruments.units_schedule import Schedule
 from linkemu.instruments import iperf3, ping
-from linkemu.lab import cellular_model, published_cellular as pub, results
+from linkemu.lab import cellular_model, cellular_quick, published_cellular as pub, results
+from linkemu.lab.cellular_units import unit_line, units_once
 from linkemu.lab.delay_precision import note_contention
 from linkemu.lab.session import LabSession, Progress
 
 PROTOS = ("tcp", "quic", "udp")
-QUICK_DELAY_NS = 20_000_000
-MEAN_TOLERANCE_NS = 500_000
-ALPHA = 1e-4
-UNITS_PORT = 9400
 
 
 @dataclass
@@ -85,10 +74,6 @@ class CellularOptions:
             raise UsageError("--ping-seconds and --iperf-seconds must be 1 .. 3600")
 
 
-def _schedule(count: int) -> Schedule:
-    return Schedule(count=count)   # the study's: 8 B, 1 ms, flushes of 10
-
-
 def base_delay_ns(grammar: str) -> int:
     """The constant part of a link's `delay` (the ideal band's one-way delay)."""
     return cellular_model.delay_jitter_ns(grammar)[0]
@@ -122,7 +107,7 @@ def run(o: CellularOptions, out_path: Path) -> dict:
     with LabSession(o.bed, o.pmd, seed=o.seed) as sess:
         res["metadata"]["pmd"] = sess.pmd
         if o.quick:
-            _quick(sess, o, res, prog, raw_dir, out_path)
+            cellular_quick.run(sess, o, res, prog, raw_dir, out_path)
         else:
             import shutil
             import tempfile
@@ -138,160 +123,6 @@ def run(o: CellularOptions, out_path: Path) -> dict:
     res["metadata"]["elapsed_s"] = round(prog.elapsed(), 1)
     results.write(res, out_path)
     return res
-
-
-# --- one unit-latency run -----------------------------------------------------------------
-
-def units_once(sess: LabSession, rid: str, proto: str, count: int, delay_ns: int | None,
-               samples_dir: Path, keep: bool, out_path: Path, run_id: int,
-               series: bool) -> dict:
-    """One run of `linkemu units` across the bed; its raw samples go to
-    samples_dir (referenced from the results file when keep)."""
-    samples = (samples_dir / f"{rid}.npy").resolve()
-    client = ClientOptions(proto=proto, port=UNITS_PORT, schedule=_schedule(count),
-                           run_id=run_id)
-    r = units_run.run_on_bed(sess.bed, units_run.BedRun(client=client, delay_ns=delay_ns,
-                                                        samples=samples))
-    srv, cli = r["server"], r["client"]
-    rec = {"id": rid, "kind": "units", "proto": proto, "count": count,
-           "client": {k: cli[k] for k in ("timing", "flushes") if k in cli}
-           | {k: cli.get(k) for k in ("cc", "nodelay", "send_errors") if k in cli},
-           "server": {k: v for k, v in srv.items() if k != "samples"},
-           "samples": (str(samples.relative_to(out_path.resolve().parent)) if keep
-                       else None),
-           "problems": []}
-    if series:
-        a = units_stats.read_samples(samples)
-        seq, lat = units_stats.series_us(a["seq"], a["gen_ns"], a["rx_ns"])
-        rec["series"] = {"seq": seq, "latency_us": lat}
-    if srv["lost"]:
-        rec["problems"].append(f"{srv['lost']} of {srv['expected']} units lost")
-    return rec
-
-
-def _flush_excess(samples: Path) -> list[int]:
-    """Per flush: the largest (latency - the flush rule's wait) of its units."""
-    import numpy as np
-    a = units_stats.read_samples(samples)
-    seq = a["seq"].astype(np.int64)
-    exc = (a["rx_ns"] - a["gen_ns"]) - units_stats.flush_wait_ns(seq, 10, 1_000_000)
-    flush = seq // 10
-    out = np.full(int(flush.max()) + 1, np.iinfo(np.int64).min)
-    np.maximum.at(out, flush, exc)
-    return out[out > np.iinfo(np.int64).min].tolist()
-
-
-def allowed_exceedances(n_test: int, n_base: int, alpha: float = ALPHA) -> int:
-    """How many of n_test samples may exceed the largest of n_base samples
-    of the same distribution before that is unlikely (< alpha): with
-    exchangeable samples, P(at least j exceed) = prod_{i<j} (n_test - i) /
-    (n_test + n_base - i)."""
-    p, j = 1.0, 0
-    while j < n_test:
-        p *= (n_test - j) / (n_test + n_base - j)
-        if p < alpha:
-            return j
-        j += 1
-    return n_test
-
-
-# --- quick -----------------------------------------------------------------------------
-
-def _quick(sess, o, res, prog, raw_dir, out_path) -> None:
-    import shutil
-    import tempfile
-    tmp = raw_dir or Path(tempfile.mkdtemp(prefix="linkemu-cell-"))
-    try:
-        _quick_runs(sess, o, res, prog, tmp, raw_dir is not None, out_path)
-    finally:
-        if raw_dir is None:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _quick_runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> None:
-    n = o.quick_units
-    prog.step(f"bed overhead: {n} UDP units over an unimpaired link")
-    with sess.link("", "") as link:
-        base = units_once(sess, "overhead-udp", "udp", n, 0, tmp, keep, out_path, 1, True)
-    base["grammar"] = ""
-    base["contention"] = list(link.contention)
-    base["problems"] += link.problems
-    res["runs"].append(base)
-    base_exc = _flush_excess(tmp / "overhead-udp.npy")
-    grammar = f"delay {QUICK_DELAY_NS // 1_000_000}ms"
-    with sess.link(grammar, grammar) as link:
-        for i, proto in enumerate(("udp", "tcp", "quic")):
-            prog.step(f"{proto}: {n} units over `{grammar}`")
-            rec = units_once(sess, f"fixed-{proto}", proto, n, QUICK_DELAY_NS, tmp, keep,
-                             out_path, 2 + i, True)
-            rec["grammar"] = grammar
-            if proto == "udp":
-                rec["flush_excess_ns"] = _flush_excess(tmp / "fixed-udp.npy")
-            res["runs"].append(rec)
-            prog.note(_unit_line(rec))
-    emu = {d: link.final["directions"][d].get("emulation_error_ns")
-           for d in ("a2b", "b2a") if d in link.final.get("directions", {})}
-    for r in res["runs"]:
-        if r["id"].startswith("fixed-"):
-            r["daemon_emulation_error_ns"] = emu
-            r["contention"] = list(link.contention)
-        r["problems"] += [p for p in link.problems if p not in r["problems"]]
-    res["quick_checks"] = quick_checks(res["runs"], base_exc)
-    for r in res["runs"]:
-        r.pop("flush_excess_ns", None)
-
-
-def quick_checks(runs: list[dict], base_exc: list[int]) -> list[dict]:
-    by = {r["id"]: r for r in runs}
-    udp = by["fixed-udp"]["server"]
-    lat = udp["latency_ns"]
-    exc = by["fixed-udp"]["flush_excess_ns"]
-    overhead = max(base_exc)
-    hi = QUICK_DELAY_NS + 10 * 1_000_000 + overhead
-    over = sum(1 for e in exc if e > overhead)
-    allowed = allowed_exceedances(len(exc), len(base_exc))
-    mean_target = QUICK_DELAY_NS + 1_000_000 * (10 + 1) / 2
-    checks = [
-        {"name": "UDP: no unit before 20 ms", "pass": lat["min"] >= QUICK_DELAY_NS,
-         "measured": lat["min"], "bound": QUICK_DELAY_NS,
-         "detail": "the emulator never delivers before the delay; a unit is generated before "
-                   "its flush is sent"},
-        {"name": "UDP: within 20 ms + flush wait (1..10 ms) + bed overhead",
-         "pass": over <= allowed, "measured": over, "bound": allowed,
-         "detail": f"flushes whose largest (latency - flush wait) exceeds the bed's overhead "
-                   f"{overhead / 1e6:.3f} ms (the largest of {len(base_exc)} flushes over an "
-                   f"unimpaired link), of {len(exc)}; chance allows {allowed} (P < {ALPHA:g} "
-                   f"for exchangeable samples); band top {hi / 1e6:.3f} ms, max seen "
-                   f"{lat['max'] / 1e6:.3f} ms"},
-        {"name": "UDP: mean within 0.5 ms of 20 ms + 5.5 ms",
-         "pass": abs(lat["mean"] - mean_target) <= MEAN_TOLERANCE_NS,
-         "measured": lat["mean"], "bound": MEAN_TOLERANCE_NS,
-         "detail": f"mean {lat['mean'] / 1e6:.3f} ms against {mean_target / 1e6:.3f} ms (the "
-                   f"flush rule's mean wait is (K+1)/2 x T = 5.5 ms); the bed's own mean "
-                   f"overhead was {by['overhead-udp']['server']['transit_ns']['mean'] / 1e6:.3f}"
-                   f" ms"},
-        {"name": "UDP: nothing lost", "pass": udp["lost"] == 0, "measured": udp["lost"],
-         "bound": 0, "detail": "a fixed delay without loss"},
-    ]
-    for proto in ("tcp", "quic"):
-        s = by[f"fixed-{proto}"]["server"]
-        ok = (s["unique"] == s["expected"] == by[f"fixed-{proto}"]["count"]
-              and s["in_order"] and s["duplicates"] == 0)
-        checks.append({"name": f"{proto.upper()}: every unit, in order", "pass": ok,
-                       "measured": s["unique"], "bound": s["expected"],
-                       "detail": f"{s['unique']} of {s['expected']} units, reordered "
-                                 f"{s['reordered']}, duplicates {s['duplicates']}"})
-    return checks
-
-
-def _unit_line(rec: dict) -> str:
-    s = rec["server"]
-    lat = s["latency_ns"]
-    band = s.get("band", {})
-    return (f"{rec['id']}: {s['received']}/{s['expected']} units, latency p1 "
-            f"{lat.get('p1', 0) / 1e6:.1f} p50 {lat.get('p50', 0) / 1e6:.1f} p99 "
-            f"{lat.get('p99', 0) / 1e6:.1f} ms, outside band {band.get('share_outside', 0):.1%}, "
-            f"largest arrival group {s['groups']['max']}")
 
 
 # --- full: one link ------------------------------------------------------------------------
@@ -398,7 +229,7 @@ def _link(sess, o, name, res, prog, raw_dir, samples_dir, out_path) -> None:
                     u["link"] = name
                     u["run"] = k + 1
                     res["runs"].append(u)
-                    prog.note(_unit_line(u))
+                    prog.note(unit_line(u))
     rec["daemon"] = {d: {"dropped": link.final["directions"][d].get("dropped"),
                          "emulation_error_ns": link.final["directions"][d].get(
                              "emulation_error_ns")}

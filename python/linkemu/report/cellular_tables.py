@@ -106,16 +106,29 @@ def quick_runs_table(res: dict) -> Table:
     rows = []
     for r in res["runs"]:
         s = r["server"]
-        lat, t = s["latency_ns"], r["client"]["timing"]
+        lat, t = s.get("latency_kernel_ns") or s["latency_ns"], r["client"]["timing"]
+        parts = r.get("parts") or {}
+        path = parts.get("path_per_flush_ns") or {}
+        # without kernel stamps (QUIC) the receive time is the read: nothing to show
+        rcv = (parts.get("receiver_ns") or s.get("receiver_wait_ns") or {}) \
+            if s.get("kernel_stamps") else {}
         rows.append([r["id"], r.get("grammar") or "(none)", f"{s['received']}/{s['expected']}",
                      f"{lat['min'] / 1e6:.3f}", f"{lat['mean'] / 1e6:.3f}",
                      f"{lat['p99'] / 1e6:.3f}", f"{lat['max'] / 1e6:.3f}",
-                     f"{s['transit_ns']['mean'] / 1e6:.3f}",
-                     f"{t['flush_late_ns'].get('p99', 0) / 1e6:.3f}", str(s["groups"]["max"])])
+                     f"{t['flush_late_ns'].get('p99', 0) / 1e6:.3f}",
+                     f"{path['p99'] / 1e6:.3f} / {path['max'] / 1e6:.3f}" if path else "-",
+                     f"{rcv['p99'] / 1e6:.3f}" if rcv.get("count") else "-",
+                     str(s["groups"]["max"])])
     return Table("unit-latency runs (ms)", ["run", "link", "units", "min", "mean", "p99", "max",
-                                            "latency - flush wait, mean",
-                                            "sender's flush lateness p99", "largest group"],
-                 rows)
+                                            "sender's flush lateness p99",
+                                            "path beyond the delay, p99 / max",
+                                            "receiver's read after the kernel stamp, p99",
+                                            "largest group"], rows,
+                 note="Latency: the kernel's receive stamp (SO_TIMESTAMPNS) - the unit's "
+                      "generation time. Path (UDP): each flush's kernel receive stamp - its "
+                      "send call - the link's delay, what the bed added. The sender's "
+                      "lateness and the receiver's read are the instrument's own, measured "
+                      "and shown apart.")
 
 
 def tables(res: dict) -> list[Table]:

@@ -1,0 +1,183 @@
+"""`linkemu lab cellular --quick`: what must hold over a fixed `delay 20ms`.
+
+Runs: 3,000 UDP units over an unimpaired link (the bed's overhead), then
+3,000 units each of UDP, TCP and QUIC over `delay 20ms` each way.
+
+The model of a UDP unit's latency (cellular_overhead): kernel receive
+stamp - generation = D + w + sender + path, with w the flush rule's wait
+(1 .. 10 ms), sender the client's own measured lateness for that unit and
+path what the bed adds between the flush's send call and the kernel's
+receive stamp. Over the unimpaired link path is the bed's overhead; over
+`delay 20ms` it must be no more than that: each flush's path over the
+delay is compared with the largest over the unimpaired link, and no more
+flushes may exceed it than chance allows for two samples of one
+distribution (exchangeable: P(j of n exceed the max of m) = prod_{i<j}
+(n-i)/(n+m-i) < 1e-4). The receive time is the kernel's stamp, so the
+server's scheduling (receiver, measured too) is not counted as the bed's.
+
+Checks: no flush reaches the receiver sooner than 20 ms after its send
+call; the band above; the mean latency within 0.5 ms of 20 ms + the flush
+rule's mean wait (K+1)/2 x T = 5.5 ms; no UDP unit lost; TCP and QUIC
+deliver every unit, in order.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from linkemu.bed import testbed
+from linkemu.lab import cellular_overhead as overhead
+from linkemu.lab.cellular_units import flush_times_path, unit_line, units_once
+
+QUICK_DELAY_NS = 20_000_000
+MEAN_TOLERANCE_NS = 500_000
+ALPHA = 1e-4
+FLUSH, INTERVAL_NS = 10, 1_000_000
+MEAN_WAIT_NS = (FLUSH + 1) * INTERVAL_NS // 2
+
+CHECK_EARLY = "UDP: no flush before 20 ms"
+CHECK_BAND = "UDP: within 20 ms + flush wait + sender lateness + bed overhead"
+CHECK_MEAN = "UDP: mean within 0.5 ms of 20 ms + 5.5 ms"
+TIMING = (CHECK_BAND, CHECK_MEAN)
+
+
+def daemon_cpu_wait_ns(bed) -> int | None:
+    """Run-queue wait of the bed's linkemud polling threads so far
+    (schedstat: the main lcore and lcore-worker-N): a busy-polling lcore
+    that waited shared its CPU, and frames due then waited with it."""
+    pid = testbed.daemon_pid(bed)
+    if pid is None:
+        return None
+    total = 0
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/comm") as f:
+                comm = f.read().strip()
+            if int(t) != pid and not comm.startswith("lcore-worker"):
+                continue
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
+
+
+def run(sess, o, res, prog, raw_dir: Path | None, out_path: Path) -> None:
+    tmp = raw_dir or Path(tempfile.mkdtemp(prefix="linkemu-cell-"))
+    try:
+        _runs(sess, o, res, prog, tmp, raw_dir is not None, out_path)
+    finally:
+        if raw_dir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _watched(sess, rid, proto, n, delay, tmp, keep, out_path, run_id) -> dict:
+    """units_once, with the daemon's CPU wait and the wall time around it."""
+    w0, t0 = daemon_cpu_wait_ns(sess.bed), time.monotonic()
+    rec = units_once(sess, rid, proto, n, delay, tmp, keep, out_path, run_id, True)
+    w1 = daemon_cpu_wait_ns(sess.bed)
+    rec["elapsed_s"] = round(time.monotonic() - t0, 3)
+    rec["daemon_cpu_wait_ms"] = (w1 - w0) / 1e6 if None not in (w0, w1) else None
+    return rec
+
+
+def _runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> None:
+    n = o.quick_units
+    prog.step(f"bed overhead: {n} UDP units over an unimpaired link")
+    with sess.link("", "") as link:
+        base = _watched(sess, "overhead-udp", "udp", n, 0, tmp, keep, out_path, 1)
+    base["grammar"] = ""
+    base["contention"] = list(link.contention)
+    base["problems"] += link.problems
+    base["daemon_emulation_error_ns"] = _emulation_error(link)
+    res["runs"].append(base)
+    parts = {"overhead-udp": overhead.parts(tmp / "overhead-udp.npy",
+                                            flush_times_path(tmp / "overhead-udp.npy"), 0)}
+    grammar = f"delay {QUICK_DELAY_NS // 1_000_000}ms"
+    with sess.link(grammar, grammar) as link:
+        for i, proto in enumerate(("udp", "tcp", "quic")):
+            prog.step(f"{proto}: {n} units over `{grammar}`")
+            rec = _watched(sess, f"fixed-{proto}", proto, n, QUICK_DELAY_NS, tmp, keep,
+                           out_path, 2 + i)
+            rec["grammar"] = grammar
+            res["runs"].append(rec)
+            prog.note(unit_line(rec))
+    parts["fixed-udp"] = overhead.parts(tmp / "fixed-udp.npy",
+                                        flush_times_path(tmp / "fixed-udp.npy"), QUICK_DELAY_NS)
+    emu = _emulation_error(link)
+    for r in res["runs"]:
+        if r["id"].startswith("fixed-"):
+            r["daemon_emulation_error_ns"] = emu
+            r["contention"] = list(link.contention)
+        if r["id"] in parts:
+            r["parts"] = overhead.summary(parts[r["id"]])
+        r["problems"] += [p for p in link.problems if p not in r["problems"]]
+    res["quick_checks"] = checks(res["runs"], parts["overhead-udp"], parts["fixed-udp"])
+
+
+def _emulation_error(link) -> dict:
+    return {d: link.final["directions"][d].get("emulation_error_ns")
+            for d in ("a2b", "b2a") if d in link.final.get("directions", {})}
+
+
+def _us(ns) -> str:
+    return f"{ns / 1e3:.0f} us"
+
+
+def checks(runs: list[dict], base: dict, fixed: dict) -> list[dict]:
+    by = {r["id"]: r for r in runs}
+    udp = by["fixed-udp"]["server"]
+    path, bpath = fixed["path"], base["path"]
+    bed = int(bpath.max())
+    over = int((path > bed).sum())
+    allowed = overhead.allowed_exceedances(len(path), len(bpath), ALPHA)
+    lat = fixed["latency_kernel"]
+    mean = float(lat.mean())
+    target = QUICK_DELAY_NS + MEAN_WAIT_NS
+    snd, rcv = fixed["sender"], fixed["receiver"]
+    emu = (by["fixed-udp"].get("daemon_emulation_error_ns") or {}).get("a2b") or {}
+    wait = by["fixed-udp"].get("daemon_cpu_wait_ms")
+    out = [
+        {"name": CHECK_EARLY, "pass": int(path.min()) >= 0 and int(lat.min()) >= QUICK_DELAY_NS,
+         "measured": int(path.min()), "bound": 0,
+         "detail": f"each flush's kernel receive stamp - its send call - 20 ms: smallest "
+                   f"{_us(path.min())} (the emulator never delivers before the delay); smallest "
+                   f"unit latency {lat.min() / 1e6:.3f} ms"},
+        {"name": CHECK_BAND, "pass": over <= allowed, "measured": over, "bound": allowed,
+         "detail": f"per flush, kernel receive stamp - send call - 20 ms (what the bed added; "
+                   f"the sender's own lateness, p99 {_us(_q(snd, 99))}, and the receiver's "
+                   f"scheduling, p99 {_us(_q(rcv, 99))}, are the instrument's, measured and "
+                   f"not counted): {over} of {len(path)} flushes above the bed's overhead "
+                   f"{_us(bed)} (the largest of {len(bpath)} over an unimpaired link; p99 there "
+                   f"{_us(_q(bpath, 99))}, here {_us(_q(path, 99))}, max here "
+                   f"{_us(path.max())}); chance allows {allowed} (P < {ALPHA:g} for exchangeable "
+                   f"samples). linkemud a2b emulation error p99 {_us(emu.get('p99', 0))} max "
+                   f"{_us(emu.get('max', 0))}; its CPU wait "
+                   f"{'-' if wait is None else f'{wait:.2f} ms'}"},
+        {"name": CHECK_MEAN, "pass": abs(mean - target) <= MEAN_TOLERANCE_NS,
+         "measured": mean, "bound": MEAN_TOLERANCE_NS,
+         "detail": f"mean {mean / 1e6:.3f} ms (kernel receive stamps; {udp['latency_ns']['mean'] / 1e6:.3f}"
+                   f" ms when the server's read returned) against {target / 1e6:.3f} ms (20 ms + "
+                   f"the flush rule's mean wait (K+1)/2 x T = 5.5 ms); mean sender lateness "
+                   f"{_us(snd.mean())}, mean path beyond 20 ms {_us(path.mean())}"},
+        {"name": "UDP: nothing lost", "pass": udp["lost"] == 0, "measured": udp["lost"],
+         "bound": 0, "detail": "a fixed delay without loss"},
+    ]
+    for proto in ("tcp", "quic"):
+        s = by[f"fixed-{proto}"]["server"]
+        ok = (s["unique"] == s["expected"] == by[f"fixed-{proto}"]["count"]
+              and s["in_order"] and s["duplicates"] == 0)
+        out.append({"name": f"{proto.upper()}: every unit, in order", "pass": ok,
+                    "measured": s["unique"], "bound": s["expected"],
+                    "detail": f"{s['unique']} of {s['expected']} units, reordered "
+                              f"{s['reordered']}, duplicates {s['duplicates']}"})
+    return out
+
+
+def _q(a, q: float) -> float:
+    import numpy as np
+    return float(np.percentile(a, q))

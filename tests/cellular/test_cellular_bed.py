@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 
 import pytest
@@ -12,19 +11,11 @@ from linkemu.lab import results
 from linkemu.lab.cellular_quick import TIMING
 
 BED = suite_bed(__file__)
-LOCK = f"/tmp/linkemu-bed-{BED}.lock"
 
 
 @pytest.fixture(scope="module")
-def bed_lock(bed_session):
-    """One user of bed lx at a time on a shared machine."""
-    with open(LOCK, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield bed_session
-
-
-@pytest.fixture(scope="module")
-def quick(bed_lock, tmp_path_factory):
+def quick(bed_session, tmp_path_factory):
+    # bed_session holds bed lx for this session (the kit's lock).
     out = tmp_path_factory.mktemp("cell") / "cell.json.gz"
     html = out.with_name("cell.html")
     cp = linkemu("lab", "cellular", "--quick", "--bed", BED, "-o", str(out), "--report",
@@ -83,7 +74,7 @@ def test_quick_timing(quick):
     assert quick["cp"].returncode == 0, quick["cp"].stderr
 
 
-def test_units_run_on_a_running_bed(bed_lock, run_link):
+def test_units_run_on_a_running_bed(bed_session, run_link):
     link = run_link("delay 5ms", "delay 5ms")
     for proto in ("udp", "tcp", "quic"):
         cp = linkemu("units", "run", "--bed", BED, "--proto", proto, "--count", "500",
@@ -96,7 +87,7 @@ def test_units_run_on_a_running_bed(bed_lock, run_link):
     link.stop()
 
 
-def test_units_run_without_a_bed_says_so(bed_lock):
+def test_units_run_without_a_bed_says_so(bed_session):
     linkemu("testbed", "down", "--bed", BED, timeout=120)
     cp = linkemu("units", "run", "--bed", BED, "--proto", "udp", timeout=60)
     assert cp.returncode == 1 and "is not up" in cp.stderr
@@ -107,6 +98,6 @@ def test_units_run_without_a_bed_says_so(bed_lock):
     (["--protos", "sctp"], "unknown sctp"),
     (["--unit-runs", "0"], "--unit-runs"),
 ])
-def test_lab_cellular_bad_options_refused_before_anything(bed_lock, args, words):
+def test_lab_cellular_bad_options_refused_before_anything(bed_session, args, words):
     cp = linkemu("lab", "cellular", *args, "--bed", BED, timeout=60)
     assert cp.returncode == 2 and words in cp.stderr, cp.stderr

@@ -8,7 +8,7 @@ import pytest
 
 from kit import linkemu, require_alone, suite_bed
 from linkemu.lab import results
-from linkemu.lab.cellular_quick import TIMING
+from linkemu.lab.cellular_quick import CHECK_BASE_MEAN, TIMING
 
 BED = suite_bed(__file__)
 
@@ -41,7 +41,8 @@ def test_quick_delivery(quick):
     """What holds whatever the machine's load: nothing early, nothing lost,
     TCP and QUIC complete and in order."""
     c = _checks(quick["res"])
-    failed = [f"{n}: {x['detail']}" for n, x in c.items() if n not in TIMING and not x["pass"]]
+    failed = [f"{n}: {x['detail']}" for n, x in c.items()
+              if n not in TIMING and n != CHECK_BASE_MEAN and not x["pass"]]
     assert not failed, "\n".join(failed)
 
 
@@ -56,11 +57,11 @@ def require_own_cpu(run: dict, what: str) -> None:
                     f"{run['elapsed_s']:.1f} s (shared); the rest passed")
 
 
-@pytest.mark.verdict
 def test_quick_timing(quick):
     """The band and the mean (cellular_quick's model): a verdict only when
-    no other linkemud shared the machine and ours had its CPU (the lab
-    records both per run)."""
+    no other linkemud shared the machine, ours had its CPU (the lab records
+    both per run), and the baseline stream's mean held, i.e. the machine
+    itself did not move the mean by more than the check resolves."""
     res = quick["res"]
     fixed = next(r for r in res["runs"] if r["id"] == "fixed-udp")
     base = next(r for r in res["runs"] if r["id"] == "overhead-udp")
@@ -69,6 +70,8 @@ def test_quick_timing(quick):
     require_own_cpu(base, "bed overhead")
     require_own_cpu(fixed, "UDP units over delay 20ms")
     c = _checks(res)
+    if not c[CHECK_BASE_MEAN]["pass"]:
+        pytest.skip(f"UDP timing: not checked, {c[CHECK_BASE_MEAN]['detail']}")
     failed = [f"{n}: {c[n]['detail']}" for n in TIMING if not c[n]["pass"]]
     assert not failed, "\n".join(failed)
     assert quick["cp"].returncode == 0, quick["cp"].stderr

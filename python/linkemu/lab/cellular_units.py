@@ -19,11 +19,11 @@ def schedule(count: int) -> Schedule:
 
 def units_once(sess: LabSession, rid: str, proto: str, count: int, delay_ns: int | None,
                samples_dir: Path, keep: bool, out_path: Path, run_id: int,
-               series: bool) -> dict:
+               series: bool, port: int = UNITS_PORT) -> dict:
     """One run of `linkemu units` across the bed; its raw samples go to
     samples_dir (referenced from the results file when keep)."""
     samples = (samples_dir / f"{rid}.npy").resolve()
-    client = ClientOptions(proto=proto, port=UNITS_PORT, schedule=schedule(count),
+    client = ClientOptions(proto=proto, port=port, schedule=schedule(count),
                            run_id=run_id, flush_times=flush_times_path(samples))
     r = units_run.run_on_bed(sess.bed, units_run.BedRun(client=client, delay_ns=delay_ns,
                                                         samples=samples))

@@ -112,16 +112,22 @@ class Step:
         ours = sum(proc_cpu_s(p) for p in pids) + sum(os.times()[:4]) - self.self0
         self.contention = max(0.0, cpu_busy_s() - self.busy0 - ours) / (time.monotonic() - self.t0)
 
+    def result(self):
+        """pacegen's JSON line (printed once it has drained the ports and
+        stopped polling them: the client may go then)."""
+        for line in self.gen.stdout:
+            if line.startswith("{"):
+                self.res = json.loads(line)
+                return self.res
+        sys.exit("pacegen printed no result")
+
     def finish(self):
         self.gen.send_signal(signal.SIGINT)
-        out, _ = self.gen.communicate(timeout=30)
+        self.gen.communicate(timeout=30)
         for s in self.sock:
             if os.path.exists(s):
                 os.unlink(s)
-        for line in out.splitlines():
-            if line.startswith("{"):
-                return json.loads(line)
-        sys.exit("pacegen printed no result:\n" + out)
+        return self.res
 
 
 def control(path, cmd):
@@ -152,7 +158,7 @@ def run_linkemud(step, link, lcore):
     control(step.ctl, "reset stats")
     step.wait_line("pacegen: done")
     window = control(step.ctl, "stats")["stats"]
-    time.sleep(0.05)  # the delay lines empty into pacegen
+    step.result()  # the delay lines have emptied into pacegen
     step.others([p.pid, step.gen.pid])
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=30)
@@ -178,7 +184,7 @@ def run_testpmd(step, lcore):
          "--forward-mode=io", "--auto-start"],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
     step.wait_line("pacegen: done")
-    time.sleep(0.05)
+    step.result()
     step.others([p.pid, step.gen.pid])
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=30)
@@ -228,6 +234,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1 round, 1 s windows")
     ap.add_argument("--lcore", type=int, default=1)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--save", metavar="FILE", help="also write the result as JSON to FILE")
     ap.add_argument("--max-others", type=float, default=0.1,
                     help="a failed rung during which other processes used more than this many CPUs "
                          "is run again (default 0.1)")
@@ -287,10 +294,13 @@ def main():
     base = out[0]["claimed_pps"] if not a.no_testpmd else None
     for o in out:
         o["ratio"] = o["claimed_pps"] / base if base else None
+    result = {"rounds": a.rounds, "seconds": a.seconds, "bound_ns": bound, "ladder": ladder, "burst": a.burst,
+              "machine_before": before, "machine_after": after, "rows": out}
+    if a.save:
+        with open(a.save, "w") as f:
+            json.dump(result, f, indent=1)
     if a.json:
-        print(json.dumps({"rounds": a.rounds, "seconds": a.seconds, "bound_ns": bound, "ladder": ladder,
-                          "burst": a.burst, "machine_before": before,
-                          "machine_after": after, "rows": out}, indent=1))
+        print(json.dumps(result, indent=1))
         return
     print(f"paced source: pacegen on CPU 0, memif both ways, 64-byte frames, bursts of {a.burst}; "
           f"ladder {','.join(f'{x / 1e6:g}' for x in ladder)} Mpps; median of {a.rounds} rounds of {a.seconds:g} s;"

@@ -22,8 +22,9 @@
  * Phases: wait for both ports' links (the client attached), --warmup
  * seconds of paced traffic (not counted), a line "pacegen: measuring" on
  * stdout, --seconds of paced traffic (counted), a line "pacegen: done",
- * then it only drains the ports (frames still held by a delay line come
- * back and are counted) until SIGINT/SIGTERM, and prints the JSON.
+ * then it only drains the ports for --drain seconds (default 0.1: frames
+ * still held by a delay line come back and are counted), prints the JSON,
+ * stops polling (the clients may leave now) and exits on SIGINT/SIGTERM.
  *
  *   pacegen -l 0 --in-memory --no-pci \
  *     --vdev=net_memif0,role=server,socket=/tmp/pg.0.sock \
@@ -185,7 +186,7 @@ int main(int argc, char **argv)
 	}
 	argc -= n;
 	argv += n;
-	double rate = 1e6, seconds = 3, warmup = 0.5;
+	double rate = 1e6, seconds = 3, warmup = 0.5, drain_s = 0.1;
 	unsigned burst = 32;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rate") && i + 1 < argc)
@@ -194,6 +195,8 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
 			warmup = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--drain") && i + 1 < argc)
+			drain_s = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--burst") && i + 1 < argc)
 			burst = (unsigned)atoi(argv[++i]);
 		else {
@@ -308,8 +311,9 @@ int main(int argc, char **argv)
 	}
 	printf("pacegen: done\n");
 	fflush(stdout);
-	/* Frames still held come back: count them until told to stop. */
-	while (!g_stop)
+	/* Frames still held come back: count them for --drain seconds. */
+	uint64_t t_drained = rte_rdtsc() + (uint64_t)(drain_s * (double)hz);
+	while (!g_stop && rte_rdtsc() < t_drained)
 		drain(ports, hz, 1);
 	uint64_t rx_all = 0, tx_all = 0, refused_all = 0;
 	for (int p = 0; p < NPORTS; p++) {
@@ -332,6 +336,11 @@ int main(int argc, char **argv)
 		       ports[p].tx, ports[p].refused, ports[p].rx);
 	printf("]}\n");
 	fflush(stdout);
+	/* No more polling: the client may now go (a memif port polled while
+	 * its peer disconnects can touch memory the control thread unmaps).
+	 * Wait for the signal before closing the ports. */
+	while (!g_stop)
+		rte_delay_us_sleep(10000);
 	for (int p = 0; p < NPORTS; p++) {
 		rte_eth_dev_stop(ports[p].id);
 		rte_eth_dev_close(ports[p].id);

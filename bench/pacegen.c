@@ -315,8 +315,9 @@ int main(int argc, char **argv)
 	uint64_t t_drained = rte_rdtsc() + (uint64_t)(drain_s * (double)hz);
 	while (!g_stop && rte_rdtsc() < t_drained)
 		drain(ports, hz, 1);
-	uint64_t rx_all = 0, tx_all = 0, refused_all = 0;
+	uint64_t rx_all = 0, tx_all = 0, refused_all = 0, rx_since = 0;
 	for (int p = 0; p < NPORTS; p++) {
+		rx_since += ports[p].rx - ports[p].rx0;
 		rx_all += ports[p].rx;
 		tx_all += ports[p].tx;
 		refused_all += ports[p].refused;
@@ -324,9 +325,9 @@ int main(int argc, char **argv)
 	double secs = (double)measured_cycles / (double)hz;
 	printf("{\"rate_asked\": %.0f, \"burst\": %u, \"seconds\": %.3f, \"tx\": %" PRIu64 ", \"refused\": %" PRIu64
 	       ", \"offered_pps\": %.0f, \"sent_pps\": %.0f, \"rx_in_window\": %" PRIu64
-	       ", \"tx_all\": %" PRIu64 ", \"refused_all\": %" PRIu64 ", \"rx_all\": %" PRIu64 ", ",
+	       ", \"tx_all\": %" PRIu64 ", \"refused_all\": %" PRIu64 ", \"rx_all\": %" PRIu64 ", \"rx_since_window\": %" PRIu64 ", ",
 	       rate, burst, secs, tx, refused, (double)(tx + refused) / secs, (double)tx / secs, rx_measured,
-	       tx_all, refused_all, rx_all);
+	       tx_all, refused_all, rx_all, rx_since);
 	hist_json("burst_lateness_ns", &lateness);
 	printf(", ");
 	hist_json("oneway_ns", &oneway);

@@ -13,6 +13,9 @@ report="$build/bench-report.txt"
 	echo "== forwarding on net_null: one lcore, both directions, against testpmd io in the same run"
 	python3 forwarding.py "$@"
 	echo
+	echo "== forwarding on time: a paced source (pacegen on memif), the highest rate with no drop and error p99 <= 10 us, against testpmd"
+	python3 forwarding_paced.py
+	echo
 	echo "== a delay line that holds a second at 10 GbE: frames held, memory, rate sustained (net_null, one lcore)"
 	python3 delay_line_1s.py
 	echo

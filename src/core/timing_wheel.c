@@ -53,14 +53,7 @@ int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_
 	w->bucket = malloc((w->mask + 1) * sizeof(*w->bucket));
 	w->bits = calloc(nwords(w), sizeof(*w->bits));
 	w->summary = calloc(nsummary(w), sizeof(*w->summary));
-	/* The run needs no room for every frame: when it is full, frames go
-	 * to the wheel, which keeps the order all the same. 2^16 entries
-	 * (2.5 MiB) hold 4.4 ms at 14.88 Mpps. */
-	w->run_mask = 0;
-	while (w->run_mask + 1 < capacity && w->run_mask + 1 < (1u << 16))
-		w->run_mask = w->run_mask * 2 + 1;
-	w->run = malloc(((size_t)w->run_mask + 1) * sizeof(*w->run));
-	if (!w->fr || !w->over || !w->chunk || !w->bucket || !w->bits || !w->summary || !w->run) {
+	if (!w->fr || !w->over || !w->chunk || !w->bucket || !w->bits || !w->summary) {
 		le_wheel_free(w);
 		return -1;
 	}
@@ -81,7 +74,6 @@ void le_wheel_free(struct le_timing_wheel *w)
 	free(w->bucket);
 	free(w->bits);
 	free(w->summary);
-	free(w->run);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -314,46 +306,17 @@ int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
 {
 	struct le_wheel_entry e;
 
-	if (le_wheel_count(w) == w->capacity)
+	if (w->count + w->nover == w->capacity)
 		return -1;
-	if (w->run_n == 0 || (f->deadline >= w->run_last && w->run_n <= w->run_mask)) {
-		struct le_wheel_entry *r = &w->run[(w->run_head + w->run_n++) & w->run_mask];
-		r->f = *f;
-		r->seq = w->seq++;
-		w->run_last = f->deadline;
-		return 0;
-	}
 	e.f = *f;
 	e.seq = w->seq++;
 	place(w, &e);
 	return 0;
 }
 
-/* The wheel's own minimum (front, else overflow heap), NULL when empty. */
-static const struct le_wheel_entry *wheel_head(const struct le_timing_wheel *w)
-{
-	if (w->count)
-		return &w->fr[w->fr_head];
-	return w->nover ? &w->over[0] : NULL;
-}
-
-/* Whether the run's head leaves before the wheel's minimum. */
-static int run_first(const struct le_timing_wheel *w)
-{
-	const struct le_wheel_entry *h;
-
-	if (!w->run_n)
-		return 0;
-	h = wheel_head(w);
-	return !h || before(&w->run[w->run_head & w->run_mask], h);
-}
-
 int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out)
 {
-	if (run_first(w)) {
-		*out = w->run[w->run_head++ & w->run_mask].f;
-		w->run_n--;
-	} else if (w->count) {
+	if (w->count) {
 		*out = w->fr[w->fr_head].f;
 		w->fr_head++;
 		w->fr_n--;
@@ -370,8 +333,7 @@ int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out)
 	return 0;
 }
 
-/* The wheel alone (no run): the frames it holds with deadline <= now. */
-static unsigned wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_frame *out, unsigned max)
+unsigned le_wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_frame *out, unsigned max)
 {
 	unsigned n = 0;
 
@@ -390,44 +352,6 @@ static unsigned wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le
 		struct le_wheel_entry e;
 		heap_pop(w, &e);
 		out[n++] = e.f;
-	}
-	return n;
-}
-
-unsigned le_wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_frame *out, unsigned max)
-{
-	unsigned n = 0;
-
-	if (!w->run_n)
-		return wheel_take_due(w, now, out, max);
-	while (n < max) {
-		const struct le_wheel_entry *h = wheel_head(w);
-		/* The run's frames due and before the wheel's head, in one go. */
-		while (n < max && w->run_n) {
-			const struct le_wheel_entry *r = &w->run[w->run_head & w->run_mask];
-			if (r->f.deadline > now || (h && before(h, r)))
-				break;
-			out[n++] = r->f;
-			w->run_head++;
-			w->run_n--;
-		}
-		if (n == max || !h || h->f.deadline > now)
-			break;
-		/* Then the wheel's head, which leaves before the run's. */
-		if (w->count) {
-			out[n++] = h->f;
-			w->fr_head++;
-			w->fr_n--;
-			w->count--;
-			if (w->fr_n == 0 && w->count)
-				refill_front(w);
-		} else {
-			struct le_wheel_entry e;
-			heap_pop(w, &e);
-			out[n++] = e.f;
-		}
-		if (!w->run_n)
-			return n + wheel_take_due(w, now, out + n, max - n);
 	}
 	return n;
 }

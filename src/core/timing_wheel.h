@@ -20,15 +20,6 @@
  * distribution when the span is sized from the link (le_wheel_init's
  * horizon).
  *
- * Frames whose deadlines do not decrease from one push to the next (with
- * `reorder`, the 99 % not chosen; with jitter, few) skip the wheel: they
- * go to a FIFO ring, the "run", whose entries are in order by
- * construction, and leave by a merge of the run's head with the wheel's
- * minimum. A frame goes to the run when its deadline is at or after the
- * run's last one (its insertion number is larger, so the run stays sorted
- * by (deadline, insertion number)) and the run has room, else to the
- * wheel.
- *
  * Storage is allocated once at init for `capacity` frames; nothing is
  * allocated per frame. */
 #ifndef LE_TIMING_WHEEL_H
@@ -77,10 +68,6 @@ struct le_timing_wheel {
 	uint64_t base;                  /* first slot the buckets cover */
 	uint64_t front;                 /* last slot in the front array */
 	uint64_t seq;                   /* next insertion number */
-	struct le_wheel_entry *run;     /* FIFO of non-decreasing deadlines */
-	uint32_t run_head, run_n;       /* run[run_head & run_mask] is its oldest */
-	uint32_t run_mask;              /* ring size - 1 (a power of two, at most 2^16) */
-	le_ns_t run_last;               /* deadline of the run's newest entry */
 };
 
 /* Room for `capacity` frames; the span (2^order buckets of 2^shift ns)
@@ -104,18 +91,16 @@ void le_wheel_advance(struct le_timing_wheel *w, le_ns_t now);
 
 static inline uint32_t le_wheel_count(const struct le_timing_wheel *w)
 {
-	return w->count + w->nover + w->run_n;
+	return w->count + w->nover;
 }
 
 /* Smallest deadline held, UINT64_MAX when empty. Overflow frames are all
  * later than every frame in the buckets. */
 static inline le_ns_t le_wheel_min(const struct le_timing_wheel *w)
 {
-	le_ns_t m = w->count ? w->fr[w->fr_head].f.deadline /* the front is never empty then */
-			     : w->nover ? w->over[0].f.deadline : UINT64_MAX;
-	if (w->run_n && w->run[w->run_head & w->run_mask].f.deadline < m)
-		m = w->run[w->run_head & w->run_mask].f.deadline;
-	return m;
+	if (w->count)
+		return w->fr[w->fr_head].f.deadline; /* the front is never empty then */
+	return w->nover ? w->over[0].f.deadline : UINT64_MAX;
 }
 
 #endif

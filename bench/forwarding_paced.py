@@ -37,13 +37,13 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from delay_line_1s import ask as control  # noqa: E402
 from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
 
 ROWS = [
@@ -129,19 +129,6 @@ class Step:
             if os.path.exists(s):
                 os.unlink(s)
         return self.res
-
-
-def control(path, cmd):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.connect(path)
-        s.sendall((cmd + "\n").encode())
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = s.recv(1 << 20)
-            if not chunk:
-                break
-            buf += chunk
-    return json.loads(buf)
 
 
 def run_linkemud(step, link, lcore):

@@ -83,6 +83,12 @@ void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now)
 			d->due++;
 		return;
 	}
+	/* Nothing due (the common case on a frame's arrival): only the
+	 * wheel's time moves. */
+	if (le_wheel_min(&d->wheel) > now) {
+		le_wheel_advance(&d->wheel, now);
+		return;
+	}
 	/* Straight into the due ring, up to where it wraps; it has room for
 	 * every frame the wheel holds (they share the capacity). */
 	for (;;) {

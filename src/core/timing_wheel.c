@@ -26,10 +26,12 @@ static uint64_t nsummary(const struct le_timing_wheel *w)
 }
 
 /* Chunks in use: at most one part-filled per non-empty bucket plus the
- * full ones, so capacity / CHUNK + min(capacity, buckets). */
+ * full ones, and the run's, of which two at most (its oldest, partly
+ * taken, and its newest) are not full: so capacity / CHUNK +
+ * min(capacity, buckets) + a few. */
 static uint32_t nchunks(uint32_t capacity, uint64_t buckets)
 {
-	return capacity / LE_WHEEL_CHUNK + (uint32_t)(capacity < buckets ? capacity : buckets) + 2;
+	return capacity / LE_WHEEL_CHUNK + (uint32_t)(capacity < buckets ? capacity : buckets) + 4;
 }
 
 int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_ns)
@@ -63,6 +65,7 @@ int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_
 	w->free = NIL;
 	w->fresh = 0;
 	w->nchunks = nc;
+	w->run_head = w->run_tail = NIL;
 	return 0;
 }
 
@@ -162,20 +165,34 @@ static void heap_pop(struct le_timing_wheel *w, struct le_wheel_entry *out)
 
 /* --- buckets and the front ---------------------------------------------------- */
 
+/* An empty chunk, from the free list or never used. */
+static uint32_t chunk_get(struct le_timing_wheel *w)
+{
+	uint32_t k = w->free;
+
+	if (k != NIL)
+		w->free = w->chunk[k].next;
+	else
+		k = w->fresh++; /* < nchunks: see nchunks() */
+	w->chunk[k].next = NIL;
+	w->chunk[k].n = 0;
+	return k;
+}
+
+static void chunk_put(struct le_timing_wheel *w, uint32_t k)
+{
+	w->chunk[k].next = w->free;
+	w->free = k;
+}
+
 static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct le_wheel_entry *e)
 {
 	struct le_wheel_bucket *b = &w->bucket[pos];
 	struct le_wheel_chunk *c;
 
 	if (b->tail == NIL || w->chunk[b->tail].n == LE_WHEEL_CHUNK) {
-		uint32_t k = w->free;
+		uint32_t k = chunk_get(w);
 
-		if (k != NIL)
-			w->free = w->chunk[k].next;
-		else
-			k = w->fresh++; /* < nchunks: see nchunks() */
-		w->chunk[k].next = NIL;
-		w->chunk[k].n = 0;
 		if (b->tail == NIL) {
 			b->head = k;
 			set_bit(w, pos);
@@ -249,6 +266,73 @@ static void sort_front(struct le_timing_wheel *w)
 	}
 }
 
+enum { KEYED_CHUNKS = 32, KEYED_MAX = KEYED_CHUNKS * LE_WHEEL_CHUNK, KEY_INSERTION_MAX = 64 };
+
+static int cmp_key(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : 1; /* keys are unique */
+}
+
+/* A bucket of at most KEYED_MAX frames into the front, sorted. Its frames
+ * are all of one slot (see place: a bucket takes slots in (front, front +
+ * 2^order), one per bucket), so their deadlines differ only in the low
+ * `shift` bits, and they are in the bucket in insertion order (frames
+ * moving in from the overflow heap, in (deadline, insertion) order, come
+ * before any frame pushed straight into the slot, which arrives later).
+ * So (low bits of the deadline, position in the bucket), one 64-bit key,
+ * orders them as (deadline, insertion number) does: the keys are sorted,
+ * 8 bytes each, then each entry is copied once to its place. Already in
+ * order (a bucket of in-order frames), the chunks are copied as they are.
+ * chunks[] are the bucket's chunks, all full but the last. */
+static void keyed_fill(struct le_timing_wheel *w, const uint32_t *chunks, uint32_t nch)
+{
+	const uint64_t low = (1ULL << w->shift) - 1;
+	uint64_t key[KEYED_MAX], prev = 0;
+	uint32_t n = 0, sorted = 1;
+
+	for (uint32_t i = 0; i < nch; i++) {
+		const struct le_wheel_chunk *c = &w->chunk[chunks[i]];
+		for (uint32_t j = 0; j < c->n; j++, n++) {
+			uint64_t k = ((c->e[j].f.deadline & low) << 32) | n;
+			sorted &= k > prev || n == 0;
+			prev = k;
+			key[n] = k;
+		}
+	}
+	if (sorted) {
+		n = 0;
+		for (uint32_t i = 0; i < nch; i++) {
+			const struct le_wheel_chunk *c = &w->chunk[chunks[i]];
+			memcpy(w->fr + n, c->e, c->n * sizeof(*c->e));
+			n += c->n;
+		}
+	} else {
+		if (n > KEY_INSERTION_MAX) {
+			qsort(key, n, sizeof(*key), cmp_key);
+		} else {
+			for (uint32_t i = 1; i < n; i++) {
+				uint64_t x = key[i];
+				uint32_t j = i;
+				while (j > 0 && x < key[j - 1]) {
+					key[j] = key[j - 1];
+					j--;
+				}
+				key[j] = x;
+			}
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t at = (uint32_t)key[i];
+			w->fr[i] = w->chunk[chunks[at / LE_WHEEL_CHUNK]].e[at % LE_WHEEL_CHUNK];
+		}
+	}
+	for (uint32_t i = 0; i < nch; i++)
+		chunk_put(w, chunks[i]);
+	w->fr_head = 0;
+	w->fr_n = n;
+}
+
 /* The front is empty and frames are in the buckets: the next non-empty
  * bucket, in slot order, becomes the front. */
 static void refill_front(struct le_timing_wheel *w)
@@ -262,6 +346,18 @@ static void refill_front(struct le_timing_wheel *w)
 		p = find_from(w, 0);
 	w->front += (p - fpos) & w->mask;
 	b = &w->bucket[p];
+	if (w->shift <= 32) {
+		uint32_t chunks[KEYED_CHUNKS], nch = 0;
+
+		for (k = b->head; k != NIL && nch < KEYED_CHUNKS; k = w->chunk[k].next)
+			chunks[nch++] = k;
+		if (k == NIL) { /* at most KEYED_MAX frames */
+			b->head = b->tail = NIL;
+			clear_bit(w, p);
+			keyed_fill(w, chunks, nch);
+			return;
+		}
+	}
 	for (k = b->head; k != NIL;) {
 		struct le_wheel_chunk *c = &w->chunk[k];
 		uint32_t next = c->next;
@@ -302,12 +398,104 @@ static void place(struct le_timing_wheel *w, const struct le_wheel_entry *e)
 	w->count++;
 }
 
+/* --- the run ------------------------------------------------------------------- */
+
+static void run_append(struct le_timing_wheel *w, const struct le_frame *f)
+{
+	struct le_wheel_chunk *c;
+
+	if (w->run_tail == NIL || w->chunk[w->run_tail].n == LE_WHEEL_CHUNK) {
+		uint32_t k = chunk_get(w);
+
+		if (w->run_tail == NIL) {
+			w->run_head = k;
+			w->run_pos = 0;
+		} else {
+			w->chunk[w->run_tail].next = k;
+		}
+		w->run_tail = k;
+	}
+	c = &w->chunk[w->run_tail];
+	c->e[c->n].f = *f;
+	c->e[c->n].seq = w->seq++;
+	c->n++;
+	w->run_n++;
+	w->run_last = f->deadline;
+}
+
+static const struct le_wheel_entry *run_head(const struct le_timing_wheel *w)
+{
+	return &w->chunk[w->run_head].e[w->run_pos];
+}
+
+/* Removes the run's oldest entry (the run is not empty). */
+static void run_drop(struct le_timing_wheel *w)
+{
+	struct le_wheel_chunk *c = &w->chunk[w->run_head];
+
+	w->run_n--;
+	if (++w->run_pos == c->n) { /* a full chunk, or the newest one: then the run is empty */
+		uint32_t k = w->run_head;
+
+		w->run_head = c->next;
+		w->run_pos = 0;
+		if (w->run_n == 0)
+			w->run_head = w->run_tail = NIL;
+		chunk_put(w, k);
+	}
+}
+
+/* The wheel's own minimum (front, else overflow heap), NULL when empty. */
+static const struct le_wheel_entry *wheel_head(const struct le_timing_wheel *w)
+{
+	if (w->count)
+		return &w->fr[w->fr_head];
+	return w->nover ? &w->over[0] : NULL;
+}
+
+/* Removes the wheel's minimum (the wheel is not empty). */
+static void wheel_drop(struct le_timing_wheel *w, struct le_frame *out)
+{
+	if (w->count) {
+		*out = w->fr[w->fr_head].f;
+		w->fr_head++;
+		w->fr_n--;
+		w->count--;
+		if (w->fr_n == 0 && w->count)
+			refill_front(w);
+	} else {
+		struct le_wheel_entry e;
+		heap_pop(w, &e);
+		*out = e.f;
+	}
+}
+
+/* Every LE_WHEEL_WINDOW pushes: is the run worth its merge? */
+static void run_decide(struct le_timing_wheel *w)
+{
+	if (w->run_on)
+		w->run_on = w->hits >= LE_WHEEL_WINDOW / 4 * 3;
+	else
+		w->run_on = w->hits >= LE_WHEEL_WINDOW / 8 * 7;
+	w->win = w->hits = 0;
+}
+
 int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
 {
 	struct le_wheel_entry e;
+	int join;
 
-	if (w->count + w->nover == w->capacity)
+	if (le_wheel_count(w) == w->capacity)
 		return -1;
+	join = w->run_on && (w->run_n == 0 || f->deadline >= w->run_last);
+	w->hits += w->run_on ? (uint32_t)join : f->deadline >= w->last_push;
+	w->last_push = f->deadline;
+	if (++w->win == LE_WHEEL_WINDOW)
+		run_decide(w);
+	if (join) {
+		run_append(w, f);
+		return 0;
+	}
 	e.f = *f;
 	e.seq = w->seq++;
 	place(w, &e);
@@ -316,6 +504,17 @@ int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
 
 int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out)
 {
+	if (w->run_n) {
+		const struct le_wheel_entry *h = wheel_head(w), *r = run_head(w);
+
+		if (h == NULL || before(r, h)) {
+			*out = r->f;
+			run_drop(w);
+		} else {
+			wheel_drop(w, out);
+		}
+		return 0;
+	}
 	if (w->count) {
 		*out = w->fr[w->fr_head].f;
 		w->fr_head++;
@@ -333,7 +532,9 @@ int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out)
 	return 0;
 }
 
-unsigned le_wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_frame *out, unsigned max)
+/* The wheel alone (no run): the frames it holds with deadline <= now. */
+static inline __attribute__((always_inline)) unsigned wheel_take_due(struct le_timing_wheel *w, le_ns_t now,
+									  struct le_frame *out, unsigned max)
 {
 	unsigned n = 0;
 
@@ -352,6 +553,41 @@ unsigned le_wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_fra
 		struct le_wheel_entry e;
 		heap_pop(w, &e);
 		out[n++] = e.f;
+	}
+	return n;
+}
+
+unsigned le_wheel_take_due(struct le_timing_wheel *w, le_ns_t now, struct le_frame *out, unsigned max)
+{
+	unsigned n = 0;
+
+	if (!w->run_n)
+		return wheel_take_due(w, now, out, max);
+	while (n < max) {
+		const struct le_wheel_entry *h = wheel_head(w);
+
+		/* The run's frames that are due and leave before the wheel's
+		 * head, in one go. */
+		if (h == NULL) {
+			while (n < max && w->run_n && run_head(w)->f.deadline <= now) {
+				out[n++] = run_head(w)->f;
+				run_drop(w);
+			}
+			break;
+		}
+		while (n < max && w->run_n) {
+			const struct le_wheel_entry *r = run_head(w);
+			if (r->f.deadline > now || before(h, r))
+				break;
+			out[n++] = r->f;
+			run_drop(w);
+		}
+		if (n == max || h->f.deadline > now)
+			break;
+		/* Then the wheel's head, which leaves before the run's. */
+		wheel_drop(w, &out[n++]);
+		if (!w->run_n)
+			return n + wheel_take_due(w, now, out + n, max - n);
 	}
 	return n;
 }

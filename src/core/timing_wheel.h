@@ -20,6 +20,19 @@
  * distribution when the span is sized from the link (le_wheel_init's
  * horizon).
  *
+ * Frames whose deadlines do not decrease from one push to the next (with
+ * `reorder`, the 99 % not chosen) can skip the buckets: they go to the
+ * "run", a FIFO chain of chunks from the same pool (so it costs no memory
+ * of its own), whose entries are in (deadline, insertion number) order by
+ * construction: a frame joins it only when its deadline is at or after
+ * the run's newest. Frames leave by a merge of the run's head with the
+ * wheel's minimum. The run is switched on and off per wheel from what the
+ * frames do: every LE_WHEEL_WINDOW pushes, on when at least 7/8 of them
+ * had a deadline at or after the previous push's, off when fewer than 3/4
+ * joined it (with jitter few frames would, and the merge's comparison
+ * would be paid for nothing). Switching never changes the order: a frame
+ * that does not join goes to the wheel, and the merge sorts it out.
+ *
  * Storage is allocated once at init for `capacity` frames; nothing is
  * allocated per frame. */
 #ifndef LE_TIMING_WHEEL_H
@@ -32,6 +45,7 @@
 
 #define LE_WHEEL_NIL UINT32_MAX
 #define LE_WHEEL_CHUNK 8 /* entries per chunk */
+#define LE_WHEEL_WINDOW 1024 /* pushes between decisions on the run */
 
 struct le_wheel_entry {
 	struct le_frame f;
@@ -68,6 +82,14 @@ struct le_timing_wheel {
 	uint64_t base;                  /* first slot the buckets cover */
 	uint64_t front;                 /* last slot in the front array */
 	uint64_t seq;                   /* next insertion number */
+	/* the run: chunks run_head .. run_tail, oldest entry at run_pos of
+	 * run_head (NIL when empty) */
+	uint32_t run_head, run_tail, run_pos, run_n;
+	le_ns_t run_last;               /* deadline of the run's newest entry */
+	le_ns_t last_push;              /* deadline of the last frame pushed */
+	uint32_t run_on;                /* frames may join the run */
+	uint32_t win, hits;             /* pushes in this window, and those that joined
+					 * (run on) or did not decrease (run off) */
 };
 
 /* Room for `capacity` frames; the span (2^order buckets of 2^shift ns)
@@ -91,16 +113,20 @@ void le_wheel_advance(struct le_timing_wheel *w, le_ns_t now);
 
 static inline uint32_t le_wheel_count(const struct le_timing_wheel *w)
 {
-	return w->count + w->nover;
+	return w->count + w->nover + w->run_n;
 }
 
 /* Smallest deadline held, UINT64_MAX when empty. Overflow frames are all
  * later than every frame in the buckets. */
 static inline le_ns_t le_wheel_min(const struct le_timing_wheel *w)
 {
-	if (w->count)
-		return w->fr[w->fr_head].f.deadline; /* the front is never empty then */
-	return w->nover ? w->over[0].f.deadline : UINT64_MAX;
+	le_ns_t m = w->count ? w->fr[w->fr_head].f.deadline /* the front is never empty then */
+		  : w->nover ? w->over[0].f.deadline
+			     : UINT64_MAX;
+
+	if (w->run_n && w->chunk[w->run_head].e[w->run_pos].f.deadline < m)
+		m = w->chunk[w->run_head].e[w->run_pos].f.deadline;
+	return m;
 }
 
 #endif

@@ -138,28 +138,58 @@ static le_ns_t draw_deadline(uint64_t *x, le_ns_t now, le_ns_t spread)
 	return now + (rnd(x) % (spread / 64 + 1)) * 64;                 /* many equal */
 }
 
-/* Most frames the overflow heap held at once in the last run. */
-static uint32_t max_over;
+/* `reorder`'s pattern: deadlines that mostly do not decrease (now plus a
+ * delay, often equal to the last), with some due at once, some past,
+ * some far and a few UINT64_MAX, so frames join the wheel's run. */
+static le_ns_t draw_in_order(uint64_t *x, le_ns_t now, le_ns_t spread, le_ns_t *last)
+{
+	uint64_t k = rnd(x) % 1000;
+	le_ns_t d = now + spread / 2 + (rnd(x) % 4) * 64;
 
-static unsigned run(uint64_t seed, uint32_t capacity, le_ns_t horizon, le_ns_t spread, unsigned steps)
+	if (k < 10)
+		return now;                                             /* reordered */
+	if (k < 13)
+		return now > 1000 ? now - rnd(x) % 1000 : 0;            /* past */
+	if (k < 15)
+		return now + LE_NS_PER_S + rnd(x) % (10 * LE_NS_PER_S); /* far */
+	if (k < 16)
+		return UINT64_MAX;
+	if (d < *last && k < 900)
+		d = *last; /* equal deadlines */
+	*last = d;
+	return d;
+}
+
+/* Most frames the overflow heap held at once in the last run; most in the
+ * run, and how often the run was switched on. */
+static uint32_t max_over, max_run, run_switches;
+
+/* phase: 0 random deadlines throughout; else the pattern changes every
+ * `phase` steps between random deadlines and in-order ones, so the run is
+ * switched on and off with frames in it. */
+static unsigned run_phased(uint64_t seed, uint32_t capacity, le_ns_t horizon, le_ns_t spread, unsigned steps,
+			   unsigned phase)
 {
 	struct le_delay_line d;
 	struct ref r;
 	struct le_frame a[64], b[64];
 	uint64_t x = seed, id = 1;
-	le_ns_t now = 1000000;
+	le_ns_t now = 1000000, last = 0;
 	unsigned bad = 0;
+	uint32_t was_on = 0;
 
 	if (le_delay_line_init_ordered(&d, capacity, horizon) < 0)
 		return 1;
 	ref_init(&r, d.capacity);
-	max_over = 0;
+	max_over = max_run = run_switches = 0;
 	for (unsigned s = 0; s < steps; s++) {
+		int in_order = phase && (s / phase) % 2 == 1;
+
 		uint64_t op = rnd(&x) % 100;
 
 		if (op < 55) {
 			struct le_frame f = { .handle = (void *)(uintptr_t)id++, .len = 64 };
-			f.deadline = draw_deadline(&x, now, spread);
+			f.deadline = in_order ? draw_in_order(&x, now, spread, &last) : draw_deadline(&x, now, spread);
 			bad += le_delay_line_push(&d, &f) != ref_push(&r, &f);
 		} else if (op < 90) {
 			unsigned max = 1 + (unsigned)(rnd(&x) % 64), n, m;
@@ -190,6 +220,10 @@ static unsigned run(uint64_t seed, uint32_t capacity, le_ns_t horizon, le_ns_t s
 		bad += le_delay_line_next_deadline(&d) != ref_next(&r);
 		if (d.wheel.nover > max_over)
 			max_over = d.wheel.nover;
+		if (d.wheel.run_n > max_run)
+			max_run = d.wheel.run_n;
+		run_switches += d.wheel.run_on && !was_on;
+		was_on = d.wheel.run_on;
 	}
 	/* and everything left leaves in the same order */
 	for (;;) {
@@ -205,6 +239,11 @@ static unsigned run(uint64_t seed, uint32_t capacity, le_ns_t horizon, le_ns_t s
 	return bad;
 }
 
+static unsigned run(uint64_t seed, uint32_t capacity, le_ns_t horizon, le_ns_t spread, unsigned steps)
+{
+	return run_phased(seed, capacity, horizon, spread, steps, 0);
+}
+
 static void random_against_reference(void)
 {
 	/* smallest wheel (256 us span) with deadlines over ms: much overflow */
@@ -218,6 +257,53 @@ static void random_against_reference(void)
 	CHECK_EQ_U64(run(4, 1024, 100 * LE_NS_PER_S, LE_NS_PER_S, 100000), 0);
 	/* a tiny line, full most of the time */
 	CHECK_EQ_U64(run(5, 8, LE_NS_PER_MS, LE_NS_PER_MS, 100000), 0);
+	/* in-order phases (the run on, merged with the wheel) and random ones
+	 * (the run off while it still holds frames), in turn */
+	CHECK_EQ_U64(run_phased(6, 4096, 2 * LE_NS_PER_MS, 2 * LE_NS_PER_MS, 400000, 20000), 0);
+	CHECK(run_switches >= 5 && max_run > 30, "the run was exercised: on %u times, %u frames at most",
+	      run_switches, max_run);
+	CHECK_EQ_U64(run_phased(7, 512, 0, 2 * LE_NS_PER_MS, 300000, 9000), 0);
+	CHECK(run_switches >= 5, "the run was switched on %u times", run_switches);
+	CHECK_EQ_U64(run_phased(8, 2048, LE_NS_PER_MS, 4 * LE_NS_PER_US, 300000, 7000), 0);
+	CHECK_EQ_U64(run_phased(9, 1024, 100 * LE_NS_PER_S, LE_NS_PER_S, 200000, 11000), 0);
+	CHECK_EQ_U64(run_phased(10, 8, LE_NS_PER_MS, LE_NS_PER_MS, 200000, 5000), 0);
+}
+
+/* The run alone: in-order deadlines from the start leave in order, and
+ * a bucket of more frames than the keyed sort takes (a burst into one
+ * slot) still leaves in (deadline, insertion) order. */
+static void big_bucket(void)
+{
+	struct le_delay_line d;
+	struct le_frame a[64];
+	uint64_t x = 99;
+	uintptr_t expect_n = 0;
+	unsigned bad = 0;
+
+	CHECK(le_delay_line_init_ordered(&d, 4096, LE_NS_PER_MS) == 0);
+	/* 3000 frames into one 1.024 us slot, deadlines at random in it */
+	for (uintptr_t i = 0; i < 3000; i++) {
+		struct le_frame f = { .handle = (void *)(i + 1), .len = 64 };
+		f.deadline = 500000 + rnd(&x) % 1000;
+		CHECK(le_delay_line_push(&d, &f) == 0);
+	}
+	{
+		le_ns_t prev = 0;
+		uintptr_t prev_h = 0;
+		unsigned n;
+		while ((n = le_delay_line_pop_due(&d, 600000, a, 64)) > 0) {
+			for (unsigned k = 0; k < n; k++) {
+				bad += a[k].deadline < prev ||
+				       (a[k].deadline == prev && (uintptr_t)a[k].handle < prev_h);
+				prev = a[k].deadline;
+				prev_h = (uintptr_t)a[k].handle;
+				expect_n++;
+			}
+		}
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(expect_n, 3000);
+	le_delay_line_free(&d);
 }
 
 /* The span follows the horizon: 2^8 .. 2^18 buckets of 1.024 us, then
@@ -243,5 +329,6 @@ int main(void)
 {
 	span();
 	random_against_reference();
+	big_bucket();
 	return mt_summary();
 }

@@ -10,6 +10,8 @@ Topologies (addresses 198.18.0.1 -> 198.18.0.2, namespaces of our own):
             eth0 lq-dst), net_af_xdp on lq-a/lq-b: XDP in native (driver) mode
             on the veth, the socket in copy mode (veth has no zero-copy)
   af_xdp-nb the same with busy_budget=0 (no preferred busy polling)
+  af_xdp-bp the same with the host veths' NAPI deferred to the busy poll
+            (napi_defer_hard_irqs 2, gro_flush_timeout 200 us: NAPI_DEFER)
   af_packet the bed lq, net_af_packet as the bed starts it
   af_packet-t the same with qdisc_bypass=1 and a larger ring (AF_PACKET_TUNED)
   tap       net_tap: the forwarder creates lr-a/lr-b, which are then moved
@@ -63,7 +65,7 @@ SRC, DST = "198.18.0.1", "198.18.0.2"
 TOOL_CPU, FWD_CPU = "0", "1"
 TICKS = os.sysconf("SC_CLK_TCK")
 LINK_TCP = "delay 1ms limit 10000"
-STEP_S, PROBE_N, STEPS, TCP_S = 1.0, 400_000, 7, 4.0
+STEP_S, PROBE_N, STEPS, TCP_S = 1.0, 300_000, 5, 3.0
 # AF_PACKET as the bed starts it (testbed.vdev_args) and tuned: no qdisc on
 # transmit, and a ring of 4096 frames of 2 KiB (default 512 of 2 KiB).
 AF_PACKET_TUNED = "qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=4096"
@@ -89,18 +91,33 @@ class Attach:
     args: str = ""            # extra devargs
     topo: str = "bed"         # bed | veth | tap
     note: str = ""
+    napi: bool = False        # defer the host veths' NAPI to the busy poller (NAPI_DEFER)
 
 
 ATTACHMENTS = [
     Attach("veth", None, topo="veth", note="plain veth pair, no forwarder"),
     Attach("af_xdp", "net_af_xdp", note="native XDP on veth, copy-mode socket (bed default)"),
     Attach("af_xdp-nb", "net_af_xdp", "busy_budget=0", note="the same, no preferred busy poll"),
+    Attach("af_xdp-bp", "net_af_xdp", napi=True,
+           note="the same, the host veths' NAPI left to linkemud's preferred busy poll"),
     Attach("af_packet", "net_af_packet", note="as the bed starts it"),
     Attach("af_packet-t", "net_af_packet", AF_PACKET_TUNED, note="qdisc bypass, 4096-frame ring"),
     Attach("tap", "net_tap", topo="tap", note="TAP devices moved into the namespaces"),
     Attach("pcap", "net_pcap", note="libpcap on the veths"),
 ]
+DEFAULT = ("veth", "af_xdp", "af_packet", "af_packet-t", "tap")     # --all: every one
 QUICK = ("veth", "af_xdp", "af_packet-t", "tap")
+# Preferred busy polling (DPDK's af_xdp busy_budget, on by default): with a
+# deferral count and a flush timeout on the device, the kernel leaves the
+# device's NAPI to the socket's busy poll (the forwarder's lcore) instead of
+# running it in softirq where the frame was sent (the generator's CPU).
+NAPI_DEFER = {"napi_defer_hard_irqs": "2", "gro_flush_timeout": "200000"}
+
+
+def set_napi(devs, on: bool) -> None:
+    for dev in devs:
+        for k, v in NAPI_DEFER.items():
+            Path(f"/sys/class/net/{dev}/{k}").write_text(v if on else "0")
 
 
 @dataclass(frozen=True)
@@ -338,6 +355,8 @@ def one(a: Attach, kind: str, bed: api.Bed, tmp: Path, cfg: Path) -> dict:
         topo = bed_topo(bed)
     fwd = None
     out: dict = {}
+    if a.napi:
+        set_napi(topo.host, True)
     try:
         for phase in ("udp", "tcp"):
             if a.vdev is not None:
@@ -364,6 +383,8 @@ def one(a: Attach, kind: str, bed: api.Bed, tmp: Path, cfg: Path) -> dict:
     finally:
         if fwd is not None:
             fwd.stop()
+        if a.napi:
+            set_napi(topo.host, False)
         if a.topo in ("veth", "tap"):
             aux_down()
     return out
@@ -379,6 +400,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="one round, fewer attachments")
     ap.add_argument("--only", help="comma-separated attachment names")
+    ap.add_argument("--all", action="store_true",
+                    help="every attachment (adds af_xdp-nb and pcap, which lose to the rest)")
     ap.add_argument("--json", metavar="FILE", help="also write every run as JSON")
     o = ap.parse_args()
     if os.geteuid() != 0:
@@ -387,7 +410,8 @@ def main() -> int:
     if sp.run(["which", "trafgen"], capture_output=True).returncode != 0:
         print("bed_attach: skipped: trafgen not found (apt-get install netsniff-ng)")
         return 0
-    names = o.only.split(",") if o.only else (QUICK if o.quick else [a.name for a in ATTACHMENTS])
+    names = o.only.split(",") if o.only else (
+        QUICK if o.quick else [a.name for a in ATTACHMENTS] if o.all else DEFAULT)
     todo = [a for a in ATTACHMENTS if a.name in names]
     rounds = 1 if o.quick else o.rounds
     runs: dict[tuple[str, str], list[dict]] = {}
@@ -408,8 +432,10 @@ def main() -> int:
                             continue
                         print(f"[round {rnd + 1}/{rounds}] {a.name} {kind} ...", file=sys.stderr,
                               flush=True)
+                        t0 = time.monotonic()
                         try:
                             runs.setdefault(key, []).append(one(a, kind, bed, Path(tmp), cfg))
+                            print(f"  {time.monotonic() - t0:.0f} s", file=sys.stderr)
                         except Exception as e:      # noqa: BLE001 - reported in the table
                             failed[key] = str(e).strip().splitlines()[-1][:160] if str(e).strip() else repr(e)
                             print(f"  failed: {failed[key]}", file=sys.stderr)

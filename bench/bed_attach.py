@@ -12,8 +12,9 @@ Topologies (addresses 198.18.0.1 -> 198.18.0.2, namespaces of our own):
   af_xdp-nb the same with busy_budget=0 (no preferred busy polling)
   af_xdp-bp the same with the host veths' NAPI deferred to the busy poll
             (napi_defer_hard_irqs 2, gro_flush_timeout 200 us: NAPI_DEFER)
-  af_packet the bed lq, net_af_packet as the bed starts it
-  af_packet-t the same with qdisc_bypass=1 and a larger ring (AF_PACKET_TUNED)
+  af_packet the bed lq, net_af_packet with DPDK's defaults
+  af_packet-t the same with qdisc_bypass=1 and a larger ring, as the bed
+            now starts it (AF_PACKET_TUNED)
   tap       net_tap: the forwarder creates lr-a/lr-b, which are then moved
             into lr-src/lr-dst (no veth at all)
   pcap      the bed lq, net_pcap (libpcap on lq-a/lq-b)
@@ -66,9 +67,10 @@ TOOL_CPU, FWD_CPU = "0", "1"
 TICKS = os.sysconf("SC_CLK_TCK")
 LINK_TCP = "delay 1ms limit 10000"
 STEP_S, PROBE_N, STEPS, TCP_S = 1.0, 300_000, 5, 3.0
-# AF_PACKET as the bed starts it (testbed.vdev_args) and tuned: no qdisc on
-# transmit, and a ring of 4096 frames of 2 KiB (default 512 of 2 KiB).
-AF_PACKET_TUNED = "qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=4096"
+# AF_PACKET with DPDK's defaults and tuned as the bed now starts it
+# (testbed.PMD_DEVARGS): no qdisc on transmit, a ring of 4096 frames of
+# 2 KiB (DPDK's default: 512).
+AF_PACKET_TUNED = testbed.PMD_DEVARGS["af_packet"]
 
 TRAFGEN_CFG = """{ eth(da=02:00:00:00:00:02, sa=02:00:00:00:00:01, type=0x0800),
   ipv4(saddr=%s, daddr=%s, ttl=64, proto=17), udp(sp=9, dp=9), fill(0x00, 18) }
@@ -100,8 +102,9 @@ ATTACHMENTS = [
     Attach("af_xdp-nb", "net_af_xdp", "busy_budget=0", note="the same, no preferred busy poll"),
     Attach("af_xdp-bp", "net_af_xdp", napi=True,
            note="the same, the host veths' NAPI left to linkemud's preferred busy poll"),
-    Attach("af_packet", "net_af_packet", note="as the bed starts it"),
-    Attach("af_packet-t", "net_af_packet", AF_PACKET_TUNED, note="qdisc bypass, 4096-frame ring"),
+    Attach("af_packet", "net_af_packet", note="DPDK's defaults (the bed's before)"),
+    Attach("af_packet-t", "net_af_packet", AF_PACKET_TUNED,
+           note="qdisc bypass, 4096-frame ring (the bed's af_packet)"),
     Attach("tap", "net_tap", topo="tap", note="TAP devices moved into the namespaces"),
     Attach("pcap", "net_pcap", note="libpcap on the veths"),
 ]

@@ -108,7 +108,7 @@ ATTACHMENTS = [
     Attach("tap", "net_tap", topo="tap", note="TAP devices moved into the namespaces"),
     Attach("pcap", "net_pcap", note="libpcap on the veths"),
 ]
-DEFAULT = ("veth", "af_xdp", "af_packet", "af_packet-t", "tap")     # --all: every one
+DEFAULT = ("veth", "af_xdp", "af_packet", "af_packet-t", "tap", "pcap")   # --all: every one
 QUICK = ("veth", "af_xdp", "af_packet-t", "tap")
 # Preferred busy polling (DPDK's af_xdp busy_budget, on by default): with a
 # deferral count and a flush timeout on the device, the kernel leaves the
@@ -136,7 +136,11 @@ class BenchBed(testbed.BedFiles):
 
 
 def run(*argv, check=True, **kw) -> sp.CompletedProcess:
-    return sp.run(list(argv), check=check, capture_output=True, text=True, **kw)
+    cp = sp.run(list(argv), capture_output=True, text=True, **kw)
+    if check and cp.returncode != 0:
+        raise RuntimeError(f"{argv[0] if argv[0] != 'ip' else ' '.join(argv[:5])} ... exited "
+                           f"with {cp.returncode}: {(cp.stderr or cp.stdout).strip()[-300:]}")
+    return cp
 
 
 def in_ns(ns: str, *argv) -> list[str]:
@@ -404,7 +408,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="one round, fewer attachments")
     ap.add_argument("--only", help="comma-separated attachment names")
     ap.add_argument("--all", action="store_true",
-                    help="every attachment (adds af_xdp-nb and pcap, which lose to the rest)")
+                    help="every attachment (adds the af_xdp variants af_xdp-nb and af_xdp-bp)")
     ap.add_argument("--json", metavar="FILE", help="also write every run as JSON")
     o = ap.parse_args()
     if os.geteuid() != 0:
@@ -437,7 +441,8 @@ def main() -> int:
                               flush=True)
                         t0 = time.monotonic()
                         try:
-                            runs.setdefault(key, []).append(one(a, kind, bed, Path(tmp), cfg))
+                            r = one(a, kind, bed, Path(tmp), cfg)
+                            runs.setdefault(key, []).append(r)
                             print(f"  {time.monotonic() - t0:.0f} s", file=sys.stderr)
                         except Exception as e:      # noqa: BLE001 - reported in the table
                             failed[key] = str(e).strip().splitlines()[-1][:160] if str(e).strip() else repr(e)

@@ -38,7 +38,11 @@ Per run:
 linkemud busy-polls CPU 1, every tool runs on CPU 0. Rounds interleave the
 configurations; each figure is the median over rounds, with the spread
 (min-max). Run as root: `python3 bench/bed_attach.py` (or `make bench`);
---quick: one round, fewer attachments.
+by default veth, af_xdp, af_packet, af_packet-t, tap, pcap (about 5
+minutes); --all adds af_xdp-nb and af_xdp-bp (whose sends fail on kernel
+6.18: docs/performance.md, "The bed's attachments"); --quick: one round,
+four attachments. No virtio-user row: it needs vhost-net, which this
+kernel lacks (the report says so when /dev/vhost-net is missing).
 """
 from __future__ import annotations
 

@@ -96,9 +96,10 @@ class Bed(BedFiles):
 
 # Devargs per PMD beyond the interface. net_af_packet: transmit without the
 # qdisc layer (the veths have none: noqueue) and a ring of 4096 frames
-# (DPDK's default is 512) carry 64-byte frames at the generator's full rate
-# on the bed (bench/bed_attach.py: 316 kpps against 267 kpps untuned, TCP
-# 3.3 against 2.6 Gbit/s; docs/performance.md "The bed's attachments").
+# (DPDK's default is 512): on the bed, 64-byte frames at 316 against 267
+# kpps untuned in one run of bench/bed_attach.py, 259 against 253 in a
+# noisier one; TCP within the runs' spread (docs/performance.md, "The bed's
+# attachments"). With `noqueue` veths the bypass changes no behaviour.
 PMD_DEVARGS = {"af_packet": "qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=4096"}
 
 

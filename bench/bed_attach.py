@@ -279,9 +279,12 @@ def rx_packets(ns: str, dev: str) -> int:
                    f"/sys/class/net/{dev}/statistics/rx_packets").stdout)
 
 
-def trafgen(topo: Topo, cfg: Path, n: int, pps: float | None) -> tuple[int, float]:
+def trafgen(topo: Topo, cfg: Path, n: int, pps: float | None) -> tuple[int, float, bool]:
     """Send n frames (at pps, or as fast as trafgen can); (frames that
-    arrived, seconds the sending took)."""
+    arrived, seconds the sending took, whether trafgen sent them all).
+    trafgen gives up when the device refuses a frame ("Flushing TX_RING
+    failed: Resource temporarily unavailable": a veth whose peer's ring is
+    full stops its queue): the path did not take the rate, a loss."""
     (ns_s, dev_s), (ns_d, dev_d) = topo.src, topo.dst
     r0 = rx_packets(ns_d, dev_d)
     argv = in_ns(ns_s, "trafgen", "-i", str(cfg), "-o", dev_s, "-P", "1", "-n", str(n),
@@ -289,26 +292,30 @@ def trafgen(topo: Topo, cfg: Path, n: int, pps: float | None) -> tuple[int, floa
     if pps:
         argv += ["-b", f"{int(pps)}pps"]
     t0 = time.monotonic()
-    run(*argv)
+    cp = run(*argv, check=False)
     dt = time.monotonic() - t0
+    if cp.returncode != 0 and "temporarily unavailable" not in (cp.stderr + cp.stdout):
+        raise RuntimeError(f"trafgen exited with {cp.returncode}: {cp.stderr.strip()[-300:]}")
     time.sleep(0.2)          # what is in flight arrives
-    return rx_packets(ns_d, dev_d) - r0, dt
+    return rx_packets(ns_d, dev_d) - r0, dt, cp.returncode == 0
 
 
 def udp_rate(topo: Topo, cfg: Path) -> dict:
     """The highest rate with every frame delivered (see the docstring)."""
-    got, dt = trafgen(topo, cfg, PROBE_N, None)
-    gen = PROBE_N / dt
-    out = {"gen_pps": gen, "burst_delivered": got / PROBE_N, "burst_pps": got / dt}
-    print(f"  burst: trafgen {gen / 1e3:.0f} kpps, {got / PROBE_N:.1%} arrived", file=sys.stderr)
-    if got >= PROBE_N:
+    got, dt, sent = trafgen(topo, cfg, PROBE_N, None)
+    gen = PROBE_N / dt if sent else got / dt
+    out = {"gen_pps": gen, "burst_delivered": got / PROBE_N, "burst_pps": got / dt,
+           "burst_refused": not sent}
+    print(f"  burst: trafgen {gen / 1e3:.0f} kpps, {got / PROBE_N:.1%} arrived"
+          + ("" if sent else " (trafgen stopped: the device refused a frame)"), file=sys.stderr)
+    if got >= PROBE_N and sent:
         return {**out, "pps0": gen, "gen_limited": True}
-    lo, hi, best = 0.0, gen, 0.0
+    lo, hi, best = 0.0, gen if sent else 1.5 * gen, 0.0
     for _ in range(STEPS):
         r = (lo + hi) / 2
         n = int(r * STEP_S)
-        got, _ = trafgen(topo, cfg, n, r)
-        if got >= n:
+        got, _, sent = trafgen(topo, cfg, n, r)
+        if got >= n and sent:
             lo, best = r, r
         else:
             hi = r

@@ -37,5 +37,9 @@ report="$build/bench-report.txt"
 	py=${PYTHON:-../.venv/bin/python}
 	[ -x "$py" ] || py=python3
 	"$py" tail_wait.py
+	echo
+	# Root, namespaces (beds lq, lr) and netsniff-ng's trafgen.
+	echo "== the bed's attachments: 64 B UDP at 0 % loss, TCP, CPU, emulation error p99, against testpmd io and a plain veth pair"
+	"$py" bed_attach.py
 } 2>&1 | tee "$report"
 echo "bench report: $report" >&2

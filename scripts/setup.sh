@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc make
 	      iproute2 iputils-ping iperf3 ethtool python3-pyelftools
-	      clang libclang-rt-14-dev llvm bpftool libbpf-dev tcpdump)   # clang & co: make fuzz, readable sanitizer
-	      # stacks, lab lfp's BPF congestion controls; tcpdump: capture
+	      clang libclang-rt-14-dev llvm bpftool libbpf-dev tcpdump netsniff-ng)   # clang & co: make fuzz, readable sanitizer
+	      # stacks, lab lfp's BPF congestion controls; tcpdump: capture; netsniff-ng:
+	      # trafgen, the small-packet generator of bench/bed_attach.py
 HUGEPAGES_WANTED=${LINKEMU_HUGEPAGES:-1024}   # 2 MiB pages: 2 GiB
 HUGEPAGE_SYSFS=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 

@@ -7,7 +7,7 @@ import pytest
 
 import linkemu
 from linkemu import api
-from linkemu.bed import attached, ports
+from linkemu.bed import attached, ports, testbed
 from linkemu.bed.nsref import NsRef
 from linkemu.daemon.counters import FinalReport, Stats
 
@@ -97,8 +97,12 @@ def test_port_lists(spec, message):
 
 
 def test_port_eal_arguments():
+    tuned = testbed.PMD_DEVARGS["af_packet"]
     assert ports.parse("lk", "eth1,eth2").eal_ports("af_packet") == [
-        "--no-pci", "--vdev=net_af_packet0,iface=eth1", "--vdev=net_af_packet1,iface=eth2"]
+        "--no-pci", f"--vdev=net_af_packet0,iface=eth1,{tuned}",
+        f"--vdev=net_af_packet1,iface=eth2,{tuned}"]
+    assert ports.parse("lk", "eth1,eth2").eal_ports("af_xdp") == [
+        "--no-pci", "--vdev=net_af_xdp0,iface=eth1", "--vdev=net_af_xdp1,iface=eth2"]
     assert ports.parse("lk", "00:01.0,0000:00:02.0").eal_ports("af_xdp") == [
         "-a", "00:01.0", "-a", "0000:00:02.0"]
 

@@ -3,10 +3,12 @@ grammar errors come through as exit 2 naming the bad word."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kit import dpdk_only, linkemu, suite_bed
-from linkemu.bed import procs, testbed
+from linkemu.bed import paths, procs, testbed
 
 BED = suite_bed(__file__)
 
@@ -130,3 +132,21 @@ def test_af_xdp_failure_falls_back_to_af_packet(bed_up, linkemud_bin, tmp_path):
 def _daemon_log() -> str:
     from linkemu.bed import paths
     return paths.daemon_log_file(BED).read_text()
+
+
+@pytest.mark.parametrize("pmd", ["af_xdp", "af_packet"])
+def test_each_pmd_forwards_on_the_bed(run_link, bed_up, pmd):
+    """Every --pmd choice starts on the bed with its devargs
+    (testbed.PMD_DEVARGS: af_packet's qdisc bypass and 4096-frame ring,
+    bench/bed_attach.py) and carries traffic both ways."""
+    dpdk_only("--pmd chooses linkemud's DPDK driver")
+    from linkemu.instruments import ping
+    run_link("delay 1ms", "", "--pmd", pmd)
+    argv = json.loads((paths.daemon_run_info_file(BED)).read_text())["argv"]
+    want = [f"--vdev=net_{pmd}{i},iface={dev}" + (f",{testbed.PMD_DEVARGS[pmd]}"
+                                                   if pmd in testbed.PMD_DEVARGS else "")
+            for i, dev in enumerate((bed_up.host_a, bed_up.host_b))]
+    assert [a for a in argv if a.startswith("--vdev=")] == want
+    r = ping.ping(bed_up, count=20, interval=0.02)
+    assert r.received == 20, f"{r.received}/{r.transmitted} replies over --pmd {pmd}"
+    assert min(r.rtts_ms) >= 1.0

@@ -193,7 +193,8 @@ def _link(sess, o, name, res, prog, raw_dir, samples_dir, out_path) -> None:
            "profile_version": prof.version, "a2b": prof.a2b, "b2a": prof.b2a,
            "udp": [], "tcp_bbr": [], "problems": [],
            "ping_model": cellular_model.ping_prediction(prof.a2b, prof.b2a),
-           "udp_model_mbit_s": cellular_model.udp_goodput_mbit(prof.a2b)}
+           "udp_model_mbit_s": cellular_model.udp_goodput_mbit(
+               prof.a2b, cellular_model.offered_mbit(p["udp_offered"]))}
     with sess.link(prof.a2b, prof.b2a) as link:
         prog.step(f"{p['label']}: ping 1 s x {o.ping_seconds} and "
                   f"{o.fast_ping_interval_s * 1000:g} ms x "

@@ -122,12 +122,18 @@ def test_slot_without_budget(bed, run_link, path_owd, grammar, gap):
     # first frame may wait less than the gap. Above, the path is the host's:
     # a stall of the sender between its timestamp and its send (gaps of
     # ms occur on these VMs) lands on a frame the emulator sent on time.
-    # Against the path's own p99 (measured on this bed, unimpaired) each
-    # first frame exceeds gap + p99 + the emulator's max lateness with
-    # probability <= 0.01, so over m bursts the count above is
-    # Binomial(m, 0.01): for m <= 60, P(count >= 3) < 0.02 and for m = 28,
-    # 3e-3. Allow 2. The mean: 4 sd/sqrt(m) + the mean error + 0.1 ms.
-    slack = path_owd["p99"] + err["max"] / 1e6 + 0.01
+    # A first frame is not a lone frame, though: it is sent within a
+    # millisecond after the previous burst of ~10 frames was released into
+    # the receiving namespace, whose stack and the probe share CPU 0. On a
+    # quiet bed (2026-11-26) that put first frames 15-25 us above the
+    # unimpaired path on average and up to 94 us (7 of 29 above the path's
+    # p99 of 10.5 us + 10 us), in builds before and after that day's wheel
+    # change alike. So the bound takes the kit's host allowance for a
+    # timing check (0.1 ms, as test_delay_5ms_each_way and the mean below)
+    # above the path's p99 and the emulator's max lateness; the count
+    # above it then stays Binomial(m, <= 0.01): for m <= 60, P(count >= 3)
+    # < 0.02. Allow 2. The mean: 4 sd/sqrt(m) + the mean error + 0.1 ms.
+    slack = path_owd["p99"] + err["max"] / 1e6 + 0.1
     above = [w for w in waits if w > g_max + slack]
     assert g_min - 0.01 <= min(waits), min(waits)
     assert len(above) <= 2 and len(waits) <= 60, (len(waits), above, slack)

@@ -515,20 +515,9 @@ int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out)
 		}
 		return 0;
 	}
-	if (w->count) {
-		*out = w->fr[w->fr_head].f;
-		w->fr_head++;
-		w->fr_n--;
-		w->count--;
-		if (w->fr_n == 0 && w->count)
-			refill_front(w);
-	} else if (w->nover) {
-		struct le_wheel_entry e;
-		heap_pop(w, &e);
-		*out = e.f;
-	} else {
+	if (w->count == 0 && w->nover == 0)
 		return -1;
-	}
+	wheel_drop(w, out);
 	return 0;
 }
 

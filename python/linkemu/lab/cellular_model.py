@@ -11,6 +11,7 @@ tests check the profiles against it.
 from __future__ import annotations
 
 import re
+from collections import deque
 from pathlib import Path
 
 _TRACE_RE = re.compile(r"\btrace\s+(\S+)")
@@ -81,12 +82,9 @@ def ping_prediction(a2b: str, b2a: str, seed: int = 1) -> dict:
     return {"mean": float(r.mean()), "p10": float(p10), "p50": float(p50), "p90": float(p90)}
 
 
-def trace_rate_mbit(a2b: str) -> float | None:
-    """The uplink trace's mean capacity (1500-byte opportunities)."""
-    times = trace_times_ms(a2b)
-    if times is None:
-        return None
-    return times.size * 1500 * 8 / (float(times[-1]) / 1e3) / 1e6
+def trace_rate_mbit(times_ms) -> float:
+    """A trace's mean capacity (1500-byte opportunities), from its times."""
+    return times_ms.size * 1500 * 8 / (float(times_ms[-1]) / 1e3) / 1e6
 
 
 def limit_queue_frames(grammar: str) -> int | None:
@@ -111,7 +109,7 @@ def udp_goodput_mbit(a2b: str, offered_mbit: float | None = None) -> float | Non
     times = trace_times_ms(a2b)
     if times is None:
         return None
-    cap = trace_rate_mbit(a2b) * IPERF_UDP_PAYLOAD / IPERF_UDP_FRAME
+    cap = trace_rate_mbit(times) * IPERF_UDP_PAYLOAD / IPERF_UDP_FRAME
     q_max = limit_queue_frames(a2b)
     if offered_mbit is None or q_max is None:
         return cap if offered_mbit is None else min(cap, offered_mbit)
@@ -119,28 +117,24 @@ def udp_goodput_mbit(a2b: str, offered_mbit: float | None = None) -> float | Non
     period = int(times[-1])
     per_ms = np.bincount(times, minlength=period + 1)[1:period + 1].tolist()
     fps = offered_mbit * 1e6 / (IPERF_UDP_PAYLOAD * 8)
-    queue: list[int] = []                 # bytes still to send, per waiting frame
-    head = 0                              # index of the first waiting frame
+    queue: deque[int] = deque()           # bytes still to send, per waiting frame
     acc = 0.0
     delivered = 0
     for ms in range(2 * period):
         if ms == period:
             delivered = 0                 # the first lap is warm-up
         budget = per_ms[ms % period] * 1500
-        while head < len(queue) and budget > 0:
-            take = min(budget, queue[head])
-            queue[head] -= take
+        while queue and budget > 0:
+            take = min(budget, queue[0])
+            queue[0] -= take
             budget -= take
-            if queue[head] == 0:
-                head += 1
+            if queue[0] == 0:
+                queue.popleft()
                 delivered += 1
-        if head > 4096:
-            del queue[:head]
-            head = 0
         acc += fps / 1000.0
         while acc >= 1.0:
             acc -= 1.0
-            if len(queue) - head < q_max:
+            if len(queue) < q_max:
                 queue.append(IPERF_UDP_FRAME)
     return delivered * IPERF_UDP_PAYLOAD * 8 / (period / 1e3) / 1e6
 

@@ -39,6 +39,7 @@ from linkemu.lab import cellular_overhead as overhead
 from linkemu.lab.cellular_units import UNITS_PORT, flush_times_path, unit_line, units_once
 
 QUICK_DELAY_NS = 20_000_000
+DELAY_WORDS = f"delay {QUICK_DELAY_NS // 1_000_000}ms"
 BASE_CLASS, BASE_PORT = "bed", UNITS_PORT + 1
 MEAN_TOLERANCE_NS = 500_000
 ALPHA = 1e-4
@@ -82,58 +83,46 @@ def run(sess, o, res, prog, raw_dir: Path | None, out_path: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _udp_pair(sess, n, tmp, keep, out_path) -> tuple[dict, dict]:
-    """UDP units over the delay and, at the same time, over the class that
-    bypasses it: both streams cross the same veths, linkemud and CPUs in
-    the same seconds, so whatever the machine adds meanwhile (another
-    process, a softirq burst, the VM's steal) reaches both alike."""
+def _watched(sess, *runs: tuple) -> list[dict]:
+    """units_once for each argument tuple in `runs`, all at the same time,
+    with the daemon's CPU wait and the wall time around them. Two UDP
+    streams run at once cross the same veths, linkemud and CPUs in the
+    same seconds, so whatever the machine adds meanwhile (another process,
+    a softirq burst, the VM's steal) reaches both alike."""
     w0, t0 = daemon_cpu_wait_ns(sess.bed), time.monotonic()
-    with ThreadPoolExecutor(2) as ex:
-        fb = ex.submit(units_once, sess, "overhead-udp", "udp", n, 0, tmp, keep, out_path, 1,
-                       True, BASE_PORT)
-        ff = ex.submit(units_once, sess, "fixed-udp", "udp", n, QUICK_DELAY_NS, tmp, keep,
-                       out_path, 2, True)
-        base, fixed = fb.result(), ff.result()
+    with ThreadPoolExecutor(len(runs)) as ex:
+        recs = [f.result() for f in [ex.submit(units_once, sess, *r) for r in runs]]
     w1 = daemon_cpu_wait_ns(sess.bed)
-    for rec in (base, fixed):
+    for rec in recs:
         rec["elapsed_s"] = round(time.monotonic() - t0, 3)
         rec["daemon_cpu_wait_ms"] = (w1 - w0) / 1e6 if None not in (w0, w1) else None
-    return base, fixed
-
-
-def _watched(sess, rid, proto, n, delay, tmp, keep, out_path, run_id) -> dict:
-    """units_once, with the daemon's CPU wait and the wall time around it."""
-    w0, t0 = daemon_cpu_wait_ns(sess.bed), time.monotonic()
-    rec = units_once(sess, rid, proto, n, delay, tmp, keep, out_path, run_id, True)
-    w1 = daemon_cpu_wait_ns(sess.bed)
-    rec["elapsed_s"] = round(time.monotonic() - t0, 3)
-    rec["daemon_cpu_wait_ms"] = (w1 - w0) / 1e6 if None not in (w0, w1) else None
-    return rec
+    return recs
 
 
 def quick_grammar() -> str:
     """`delay 20ms`, with a class for the baseline stream's port that the
     delay does not touch."""
-    return (f"delay {QUICK_DELAY_NS // 1_000_000}ms ; class {BASE_CLASS} match proto udp "
-            f"dport {BASE_PORT} :")
+    return f"{DELAY_WORDS} ; class {BASE_CLASS} match proto udp dport {BASE_PORT} :"
 
 
 def _runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> None:
     n = o.quick_units
     grammar = quick_grammar()
     with sess.link(grammar, grammar) as link:
-        prog.step(f"udp: {n} units over `delay 20ms` and, at the same time, {n} over class "
+        prog.step(f"udp: {n} units over `{DELAY_WORDS}` and, at the same time, {n} over class "
                   f"{BASE_CLASS} (no impairment: the bed's overhead)")
-        base, fixed = _udp_pair(sess, n, tmp, keep, out_path)
-        base["grammar"], fixed["grammar"] = f"class {BASE_CLASS} (none)", "delay 20ms"
+        base, fixed = _watched(
+            sess, ("overhead-udp", "udp", n, 0, tmp, keep, out_path, 1, True, BASE_PORT),
+            ("fixed-udp", "udp", n, QUICK_DELAY_NS, tmp, keep, out_path, 2, True))
+        base["grammar"], fixed["grammar"] = f"class {BASE_CLASS} (none)", DELAY_WORDS
         res["runs"] += [base, fixed]
         prog.note(unit_line(base))
         prog.note(unit_line(fixed))
         for i, proto in enumerate(("tcp", "quic")):
-            prog.step(f"{proto}: {n} units over `delay 20ms`")
-            rec = _watched(sess, f"fixed-{proto}", proto, n, QUICK_DELAY_NS, tmp, keep,
-                           out_path, 3 + i)
-            rec["grammar"] = "delay 20ms"
+            prog.step(f"{proto}: {n} units over `{DELAY_WORDS}`")
+            rec, = _watched(sess, (f"fixed-{proto}", proto, n, QUICK_DELAY_NS, tmp, keep,
+                                   out_path, 3 + i, True))
+            rec["grammar"] = DELAY_WORDS
             res["runs"].append(rec)
             prog.note(unit_line(rec))
     parts = {rid: overhead.parts(tmp / f"{rid}.npy", flush_times_path(tmp / f"{rid}.npy"), d)

@@ -198,10 +198,11 @@ def test_samples_written_before_kernel_stamps_still_read(tmp_path):
         st.read_samples(tmp_path / "bad.npy")
 
 
-def _quick_inputs(shift_ns: int, rng, machine_ns: int = 0):
+def _quick_inputs(shift_ns: int, rng, machine_ns: int = 0, late_ns: int | None = 0):
     """Synthetic parts for cellular_quick.checks: 300 flushes each run, the
     path beyond the delay drawn from one distribution (+ shift_ns over the
-    delay, + machine_ns over both streams), senders on time."""
+    delay, + machine_ns over both streams), senders on time; linkemud
+    reports a largest lateness of late_ns (None: not reported)."""
     from linkemu.lab import cellular_quick as cq
     n = 3000
     seq = np.arange(n)
@@ -216,8 +217,9 @@ def _quick_inputs(shift_ns: int, rng, machine_ns: int = 0):
     base, fixed = parts(0, machine_ns), parts(cq.QUICK_DELAY_NS, shift_ns + machine_ns)
     server = {"lost": 0, "latency_ns": {"mean": float(fixed["latency_kernel"].mean() + 50_000)}}
     stream = {"unique": n, "expected": n, "in_order": True, "duplicates": 0, "reordered": 0}
+    emu = None if late_ns is None else {"a2b": {"p99": late_ns // 2, "max": late_ns}}
     runs = [{"id": "overhead-udp", "server": server},
-            {"id": "fixed-udp", "server": server},
+            {"id": "fixed-udp", "server": server, "daemon_emulation_error_ns": emu},
             {"id": "fixed-tcp", "server": stream, "count": n},
             {"id": "fixed-quic", "server": stream, "count": n}]
     return {c["name"]: c for c in cq.checks(runs, base, fixed)}
@@ -234,6 +236,21 @@ def test_quick_band_holds_for_one_distribution_and_fails_when_the_path_adds():
     # 1 ms more: the mean moves past 0.5 ms too
     more = _quick_inputs(1_000_000, rng)
     assert not more[cq.CHECK_MEAN]["pass"] and more[cq.CHECK_BASE_MEAN]["pass"]
+
+
+def test_quick_band_grants_linkemuds_own_measured_lateness_and_no_more():
+    """The delayed path is the bed's plus linkemud's lateness, which it
+    measures per frame: 60 us more on every flush passes when linkemud
+    reports a largest lateness of 60 us, fails when it reports 20 us, and
+    the band is not judged when the daemon reported none."""
+    from linkemu.lab import cellular_quick as cq
+    granted = _quick_inputs(60_000, np.random.default_rng(7), late_ns=60_000)
+    assert granted[cq.CHECK_BAND]["pass"] is True, granted[cq.CHECK_BAND]["detail"]
+    short = _quick_inputs(60_000, np.random.default_rng(7), late_ns=20_000)
+    assert short[cq.CHECK_BAND]["pass"] is False
+    unknown = _quick_inputs(0, np.random.default_rng(7), late_ns=None)
+    assert unknown[cq.CHECK_BAND]["pass"] is None and "not reported" in \
+        unknown[cq.CHECK_BAND]["detail"]
 
 
 def test_quick_baseline_mean_tells_the_machine_from_the_link():

@@ -1,22 +1,29 @@
 """`linkemu lab cellular --quick`: what must hold over a fixed `delay 20ms`.
 
-Runs, through one link `delay 20ms ; class bed match proto udp dport
+Runs, through a link `delay 20ms ; class bed match proto udp dport
 9401 :` each way: 3,000 UDP units over the delay and, at the same time,
 3,000 over the class the delay does not touch (the bed's overhead,
-measured in the same seconds), then 3,000 units each of TCP and QUIC over
-the delay.
+measured in the same seconds); then, through a second daemon with `delay
+20ms`, 3,000 units each of TCP and QUIC.
 
 The model of a UDP unit's latency (cellular_overhead): kernel receive
 stamp - generation = D + w + sender + path, with w the flush rule's wait
 (1 .. 10 ms), sender the client's own measured lateness for that unit and
 path what the bed adds between the flush's send call and the kernel's
 receive stamp. Over the unimpaired class path is the bed's overhead; over
-`delay 20ms` it must be no more than that: each flush's path over the
-delay is compared with the largest over the unimpaired class, and no more
-flushes may exceed it than chance allows for two samples of one
-distribution (exchangeable: P(j of n exceed the max of m) = prod_{i<j}
-(n-i)/(n+m-i) < 1e-4). The receive time is the kernel's stamp, so the
-server's scheduling (receiver, measured too) is not counted as the bed's.
+`delay 20ms` it is that overhead plus linkemud's own lateness in releasing
+a frame at its deadline, which linkemud measures for every frame (its
+emulation error; its largest, E, is in the final report). So each flush's
+path over the delay is compared with the largest over the unimpaired class
+plus E: a flush can exceed that only if its bed part exceeds the largest
+of the baseline's, and no more flushes may do so than chance allows for
+two samples of one distribution (exchangeable: P(j of n exceed the max of
+m) = prod_{i<j} (n-i)/(n+m-i) < 1e-4). Without E the check fails on quiet
+machines: the delayed path is tens of microseconds longer (1 of 6 quiet
+runs failed so, 130 of 300 flushes above a baseline max of 28 us). The
+receive time is the kernel's stamp, so the server's scheduling (receiver,
+measured too) is not counted as the bed's. linkemud's lateness itself is
+the delay-precision study's subject, against an independent instrument.
 
 Checks: no flush reaches the receiver sooner than 20 ms after its send
 call; the band above; the mean latency within 0.5 ms of 20 ms + the flush
@@ -47,7 +54,8 @@ FLUSH, INTERVAL_NS = 10, 1_000_000
 MEAN_WAIT_NS = (FLUSH + 1) * INTERVAL_NS // 2
 
 CHECK_EARLY = "UDP: no flush before 20 ms"
-CHECK_BAND = "UDP: within 20 ms + flush wait + sender lateness + bed overhead"
+CHECK_BAND = ("UDP: within 20 ms + flush wait + sender lateness + bed overhead + linkemud's "
+              "lateness")
 CHECK_MEAN = "UDP: mean within 0.5 ms of 20 ms + 5.5 ms"
 CHECK_BASE_MEAN = "UDP baseline: mean within 0.5 ms of 5.5 ms"
 TIMING = (CHECK_BAND, CHECK_MEAN)
@@ -108,33 +116,45 @@ def quick_grammar() -> str:
 def _runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> None:
     n = o.quick_units
     grammar = quick_grammar()
-    with sess.link(grammar, grammar) as link:
+    # The UDP pair has a daemon of its own, so that linkemud's lateness in
+    # its final report (the band's E) is that of these seconds only.
+    with sess.link(grammar, grammar) as udp_link:
         prog.step(f"udp: {n} units over `{DELAY_WORDS}` and, at the same time, {n} over class "
                   f"{BASE_CLASS} (no impairment: the bed's overhead)")
         base, fixed = _watched(
             sess, ("overhead-udp", "udp", n, 0, tmp, keep, out_path, 1, True, BASE_PORT),
             ("fixed-udp", "udp", n, QUICK_DELAY_NS, tmp, keep, out_path, 2, True))
         base["grammar"], fixed["grammar"] = f"class {BASE_CLASS} (none)", DELAY_WORDS
-        res["runs"] += [base, fixed]
         prog.note(unit_line(base))
         prog.note(unit_line(fixed))
+    _from_daemon([base, fixed], udp_link)
+    res["runs"] += [base, fixed]
+    with sess.link(DELAY_WORDS, DELAY_WORDS) as stream_link:
+        streams = []
         for i, proto in enumerate(("tcp", "quic")):
             prog.step(f"{proto}: {n} units over `{DELAY_WORDS}`")
             rec, = _watched(sess, (f"fixed-{proto}", proto, n, QUICK_DELAY_NS, tmp, keep,
                                    out_path, 3 + i, True))
             rec["grammar"] = DELAY_WORDS
-            res["runs"].append(rec)
+            streams.append(rec)
             prog.note(unit_line(rec))
+    _from_daemon(streams, stream_link)
+    res["runs"] += streams
     parts = {rid: overhead.parts(tmp / f"{rid}.npy", flush_times_path(tmp / f"{rid}.npy"), d)
              for rid, d in (("overhead-udp", 0), ("fixed-udp", QUICK_DELAY_NS))}
+    for r in (base, fixed):
+        r["parts"] = overhead.summary(parts[r["id"]])
+    res["quick_checks"] = checks(res["runs"], parts["overhead-udp"], parts["fixed-udp"])
+
+
+def _from_daemon(runs: list[dict], link) -> None:
+    """What the daemon that carried these runs reported: its lateness,
+    whether another linkemud shared the machine, its problems."""
     emu = _emulation_error(link)
-    for r in res["runs"]:
+    for r in runs:
         r["daemon_emulation_error_ns"] = emu
         r["contention"] = list(link.contention)
-        if r["id"] in parts:
-            r["parts"] = overhead.summary(parts[r["id"]])
         r["problems"] += [p for p in link.problems if p not in r["problems"]]
-    res["quick_checks"] = checks(res["runs"], parts["overhead-udp"], parts["fixed-udp"])
 
 
 def _emulation_error(link) -> dict:
@@ -151,14 +171,16 @@ def checks(runs: list[dict], base: dict, fixed: dict) -> list[dict]:
     udp = by["fixed-udp"]["server"]
     path, bpath = fixed["path"], base["path"]
     bed = int(bpath.max())
-    over = int((path > bed).sum())
+    emu = (by["fixed-udp"].get("daemon_emulation_error_ns") or {}).get("a2b") or {}
+    late = emu.get("max")
+    bound = bed + (late or 0)
+    over = int((path > bound).sum())
     allowed = overhead.allowed_exceedances(len(path), len(bpath), ALPHA)
     lat = fixed["latency_kernel"]
     mean = float(lat.mean())
     target = QUICK_DELAY_NS + MEAN_WAIT_NS
     bmean = float(base["latency_kernel"].mean())
     snd, rcv = fixed["sender"], fixed["receiver"]
-    emu = (by["fixed-udp"].get("daemon_emulation_error_ns") or {}).get("a2b") or {}
     wait = by["fixed-udp"].get("daemon_cpu_wait_ms")
     out = [
         {"name": CHECK_EARLY, "pass": int(path.min()) >= 0 and int(lat.min()) >= QUICK_DELAY_NS,
@@ -166,16 +188,19 @@ def checks(runs: list[dict], base: dict, fixed: dict) -> list[dict]:
          "detail": f"each flush's kernel receive stamp - its send call - 20 ms: smallest "
                    f"{_us(path.min())} (the emulator never delivers before the delay); smallest "
                    f"unit latency {lat.min() / 1e6:.3f} ms"},
-        {"name": CHECK_BAND, "pass": over <= allowed, "measured": over, "bound": allowed,
-         "detail": f"per flush, kernel receive stamp - send call - 20 ms (what the bed added; "
-                   f"the sender's own lateness, p99 {_us(_q(snd, 99))}, and the receiver's "
-                   f"scheduling, p99 {_us(_q(rcv, 99))}, are the instrument's, measured and "
-                   f"not counted): {over} of {len(path)} flushes above the bed's overhead "
-                   f"{_us(bed)} (the largest of {len(bpath)} over the unimpaired class in the same seconds; p99 there "
-                   f"{_us(_q(bpath, 99))}, here {_us(_q(path, 99))}, max here "
-                   f"{_us(path.max())}); chance allows {allowed} (P < {ALPHA:g} for exchangeable "
-                   f"samples). linkemud a2b emulation error p99 {_us(emu.get('p99', 0))} max "
-                   f"{_us(emu.get('max', 0))}; its CPU wait "
+        {"name": CHECK_BAND, "pass": None if late is None else over <= allowed,
+         "measured": over, "bound": allowed,
+         "detail": f"per flush, kernel receive stamp - send call - 20 ms (what the bed and "
+                   f"linkemud added; the sender's own lateness, p99 {_us(_q(snd, 99))}, and the "
+                   f"receiver's scheduling, p99 {_us(_q(rcv, 99))}, are the instrument's, "
+                   f"measured and not counted): {over} of {len(path)} flushes above {_us(bound)}"
+                   f" = the bed's overhead {_us(bed)} (the largest of {len(bpath)} over the "
+                   f"unimpaired class in the same seconds; p99 there {_us(_q(bpath, 99))}) + "
+                   f"linkemud's largest lateness "
+                   f"{'(not reported: not checked)' if late is None else _us(late)} (a2b "
+                   f"emulation error, p99 {_us(emu.get('p99', 0))}); here p99 "
+                   f"{_us(_q(path, 99))}, max {_us(path.max())}; chance allows {allowed} "
+                   f"(P < {ALPHA:g} for exchangeable samples). linkemud's CPU wait "
                    f"{'-' if wait is None else f'{wait:.2f} ms'}"},
         {"name": CHECK_MEAN, "pass": abs(mean - target) <= MEAN_TOLERANCE_NS,
          "measured": mean, "bound": MEAN_TOLERANCE_NS,

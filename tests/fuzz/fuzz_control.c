@@ -14,7 +14,7 @@
  * goes and the clock goes back. A model is about 300 KiB (struct le_path),
  * so an untouched direction keeps its model rather than build a new one,
  * and the thread outlives the inputs: a fresh state and thread per input
- * ran at about 1,200 inputs/s, far from the 10^7 of a campaign.
+ * ran at about 1,100 inputs/s, far from the 10^7 of a campaign.
  *
  * Oracle, beyond "no crash, no leak, no UB": the reply is exactly one line
  * of valid JSON shaped as docs/control.md says ({"ok": true, ...} or

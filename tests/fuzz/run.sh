@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for SECONDS (docs/reliability.md):
 #   tests/fuzz/run.sh SECONDS [TARGET...]      (default: every target)
+# FUZZ_RUNS=N also stops each target after N executions (a campaign to a
+# count: SECONDS is then an upper bound).
 # First it replays the seed corpus (tests/fuzz/corpus/TARGET, which holds
 # every crash ever found, as regressions), then fuzzes. New inputs go to
 # $FUZZ_BUILD/work/TARGET (kept between runs), crashes to
@@ -38,15 +40,21 @@ for t in "${TARGETS[@]}"; do
 	args=(-max_total_time="$SECONDS_EACH" -max_len="${MAX_LEN[$t]:-4096}" -timeout=10
 	      -print_final_stats=1 -artifact_prefix="$FUZZ_BUILD/artifacts/$t-")
 	[ -n "${DICT[$t]:-}" ] && args+=(-dict="${DICT[$t]}")
+	[ -n "${FUZZ_RUNS:-}" ] && args+=(-runs="$FUZZ_RUNS")
+	start=$(date +%s)
 	nice -n 19 "$bin" "${args[@]}" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1
 	rc=$?
+	took=$(( $(date +%s) - start ))
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+	# Coverage as of the last status line: cov (edges), ft (features).
+	cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
 	if [ $rc -ne 0 ]; then
 		failed=1
 		echo "fuzz_$t: FAILED after ${execs:-?} executions (exit $rc); log $log:"
 		grep -E "ERROR|runtime error|round trip|SUMMARY|Test unit written|abort" "$log" | head -20
 	else
-		echo "fuzz_$t: ${execs} executions in ${SECONDS_EACH} s, no crash, leak or UB"
+		echo "fuzz_$t: ${execs} executions in ${took} s (${rate:-?}/s, ${cov:-cov: ?}), no crash, leak or UB"
 	fi
 done
 exit $failed

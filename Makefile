@@ -71,7 +71,7 @@ punt-test: build
 # figures (no root), then `linkemu lab cellular --quick` and `linkemu units
 # run` on a bed named "lx" (about 2 minutes).
 cellular-test: build
-	$(PYTEST) -m "cellular and not verdict" -v -rs
+	$(PYTEST) -m cellular -v -rs
 
 # The forwarding study (docs/lab.md "forwarding"): its arithmetic and report
 # (no root), then `linkemu lab forwarding --quick` on a bed named "lg": every
@@ -79,12 +79,6 @@ cellular-test: build
 .PHONY: forwarding-test
 forwarding-test: build
 	$(PYTEST) -m forwarding -v -rs
-
-# The lab studies' --quick timing verdicts that do not yet hold on every
-# quiet run (docs/testing.md): run by hand until they do, then back into test.
-.PHONY: verdicts
-verdicts: build
-	$(PYTEST) -m verdict -v -rs
 
 # The test kit (tests/conftest.py, tests/kit, docs/testing.md): suites are
 # chosen by marker (bed, model, lab, control; live = needs a bed and root).

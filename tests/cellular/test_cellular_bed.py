@@ -57,7 +57,6 @@ def require_own_cpu(run: dict, what: str) -> None:
                     f"{run['elapsed_s']:.1f} s (shared); the rest passed")
 
 
-@pytest.mark.verdict
 def test_quick_timing(quick):
     """The band and the mean (cellular_quick's model): a verdict only when
     no other linkemud shared the machine, ours had its CPU (the lab records

@@ -15,7 +15,7 @@ import pytest
 from linkemu.errors import UsageError
 from linkemu.instruments import units_stats as st
 from linkemu.instruments import units_wire as wire
-from linkemu.instruments.units_schedule import Schedule, generate
+from linkemu.instruments.units_schedule import LEAD_NS, Schedule, generate, start_ns
 from linkemu.instruments.units_sink import Sink
 from linkemu.lab.cellular import base_delay_ns
 from linkemu.lab.cellular_overhead import allowed_exceedances
@@ -176,6 +176,21 @@ def test_loopback_run_delivers_every_unit(proto, tmp_path):
         assert server["receiver_wait_ns"]["min"] >= 0
 
 
+def test_aligned_schedules_start_on_the_same_grid():
+    """Two clients with the same alignment flush at the same instants
+    whenever each started: t0 on a multiple of align, at least LEAD_NS on."""
+    for now in (0, 1, 3_333_333, 9_999_999, 10_000_000, 123_456_789_012):
+        t0 = start_ns(now, 10_000_000)
+        assert t0 % 10_000_000 == 0 and now + LEAD_NS <= t0 < now + LEAD_NS + 10_000_000
+    assert start_ns(5, 0) == 5 + LEAD_NS
+    sent = []
+    s = Schedule(count=10, interval_ns=1_000_000, flush=10, spin_ns=200_000, align_ns=10_000_000)
+    t = generate(s, lambda b: sent.append(time.monotonic_ns()))
+    # the flush is due at t0 + 10 ms, t0 on the 10 ms grid: its send call
+    # left within its measured lateness (+ 1 ms for the callback) of a grid point
+    assert (sent[0] - t.flush_late_ns[0]) % 10_000_000 < 1_000_000
+
+
 def test_client_refuses_bad_options():
     cp = subprocess.run([sys.executable, "-m", "linkemu", "units", "client", "--proto", "udp",
                          "--connect", "127.0.0.1", "--size", "4"], capture_output=True,
@@ -185,6 +200,10 @@ def test_client_refuses_bad_options():
                          "--connect", "127.0.0.1", "--cc", "nosuchcc", "--count", "10"],
                         capture_output=True, text=True, env=cli_env(), timeout=60)
     assert cp.returncode == 2 and "nosuchcc" in cp.stderr
+    cp = subprocess.run([sys.executable, "-m", "linkemu", "units", "client", "--proto", "udp",
+                         "--connect", "127.0.0.1", "--align", "11s"], capture_output=True,
+                        text=True, env=cli_env(), timeout=60)
+    assert cp.returncode == 2 and "--align" in cp.stderr
 
 
 def test_samples_written_before_kernel_stamps_still_read(tmp_path):

@@ -30,6 +30,9 @@ def _schedule_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spin", default="100us", metavar="T",
                    help="busy-wait this long before each deadline instead of sleeping "
                         "(default 100us; 0 = only sleep)")
+    p.add_argument("--align", default="0ns", metavar="T",
+                   help="start the schedule on a multiple of T on the host's monotonic clock, "
+                        "so clients with the same T flush in step (default 0: 20 ms from now)")
     p.add_argument("--cc", default="cubic", metavar="NAME",
                    help="congestion control, TCP and QUIC (default cubic)")
     p.add_argument("--no-nodelay", dest="nodelay", action="store_false",
@@ -91,7 +94,8 @@ def _client_options(a, host: str):
     from linkemu.instruments.units_client import ClientOptions
     from linkemu.instruments.units_schedule import Schedule
     sched = Schedule(count=a.count, interval_ns=parse_time(a.interval, "--interval"),
-                     flush=a.flush, size=a.size, spin_ns=parse_time(a.spin, "--spin"))
+                     flush=a.flush, size=a.size, spin_ns=parse_time(a.spin, "--spin"),
+                     align_ns=parse_time(a.align, "--align"))
     sched.validate()
     return ClientOptions(proto=a.proto, host=host, port=a.port, schedule=sched, cc=a.cc,
                          nodelay=a.nodelay, run_id=a.run_id,

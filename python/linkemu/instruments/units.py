@@ -125,7 +125,8 @@ def client_args(c: ClientOptions, host: str) -> list[str]:
     s = c.schedule
     args = ["--proto", c.proto, "--connect", host, "--port", str(c.port),
             "--count", str(s.count), "--size", str(s.size), "--interval", f"{s.interval_ns}ns",
-            "--flush", str(s.flush), "--spin", f"{s.spin_ns}ns", "--cc", c.cc,
+            "--flush", str(s.flush), "--spin", f"{s.spin_ns}ns", "--align", f"{s.align_ns}ns",
+            "--cc", c.cc,
             "--run-id", str(c.run_id)]
     if not c.nodelay:
         args.append("--no-nodelay")

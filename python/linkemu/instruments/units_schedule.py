@@ -11,6 +11,12 @@ its deadline, and for each flush, send time minus its deadline. A unit's
 recorded generation time is when it was really generated (CLOCK_REALTIME,
 read right after the wake-up), so lateness never hides inside the latency.
 
+Aligned schedules (`align_ns`): t0 is rounded up to a multiple of align_ns
+on CLOCK_MONOTONIC, which every namespace of one host shares, so two
+clients with the same alignment flush at the same instants whenever each
+started (the lab's --quick runs a baseline stream in step with a delayed
+one this way).
+
 Waiting: sleep until `spin_ns` before the deadline, then busy-wait. The
 thread's timer slack is set to 1 ns (prctl), so the kernel does not add its
 default 50 us to each sleep.
@@ -53,6 +59,7 @@ class Schedule:
     flush: int = 10
     size: int = wire.MIN_SIZE
     spin_ns: int = 100_000
+    align_ns: int = 0        # 0: start LEAD_NS from now; else on a multiple of this
 
     def validate(self) -> None:
         from linkemu.errors import UsageError
@@ -66,6 +73,8 @@ class Schedule:
                              f"({self.flush} x {self.size} B) at most 65,000 B")
         if not 0 <= self.spin_ns <= 10_000_000:
             raise UsageError("--spin must be 0 .. 10ms")
+        if not 0 <= self.align_ns <= 10_000_000_000:
+            raise UsageError("--align must be 0 .. 10s")
 
     def flushes(self) -> int:
         return -(-self.count // self.flush)
@@ -83,11 +92,18 @@ class Timing:
     timer_slack_1ns: bool = False
 
 
+def start_ns(now_ns: int, align_ns: int) -> int:
+    """The schedule's t0: LEAD_NS after now, rounded up to a multiple of
+    align_ns when that is not 0."""
+    t0 = now_ns + LEAD_NS
+    return -(-t0 // align_ns) * align_ns if align_ns else t0
+
+
 def generate(s: Schedule, send: Callable[[bytes], None]) -> Timing:
     """Runs the schedule in the calling thread, calling send(flush_bytes)
     at each flush's deadline. Returns the sender's lateness."""
     t = Timing(timer_slack_1ns=tight_timer_slack())
-    t0 = time.monotonic_ns() + LEAD_NS
+    t0 = start_ns(time.monotonic_ns(), s.align_ns)
     pending: list[bytes] = []
     for i in range(s.flushes() * s.flush + 1):
         deadline = t0 + i * s.interval_ns

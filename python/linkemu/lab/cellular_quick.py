@@ -18,10 +18,12 @@ path over the delay is compared with the largest over the unimpaired class
 plus E: a flush can exceed that only if its bed part exceeds the largest
 of the baseline's, and no more flushes may do so than chance allows for
 two samples of one distribution (exchangeable: P(j of n exceed the max of
-m) = prod_{i<j} (n-i)/(n+m-i) < 1e-4). Without E the check fails on quiet
-machines: the delayed path is tens of microseconds longer (1 of 6 quiet
-runs failed so, 130 of 300 flushes above a baseline max of 28 us). The
-receive time is the kernel's stamp, so the server's scheduling (receiver,
+m) = prod_{i<j} (n-i)/(n+m-i) < 1e-4). Exchangeable also means the two
+streams flush in step (schedules on one 10 ms grid): with a delay of two
+flush periods every delayed flush leaves linkemud as its stream's next
+one arrives, and that transmit delays the receive by 20-40 us; a baseline
+at another phase missed those moments and the band failed quiet runs
+(docs/testing.md). The receive time is the kernel's stamp, so the server's scheduling (receiver,
 measured too) is not counted as the bed's. linkemud's lateness itself is
 the delay-precision study's subject, against an independent instrument.
 
@@ -52,6 +54,11 @@ MEAN_TOLERANCE_NS = 500_000
 ALPHA = 1e-4
 FLUSH, INTERVAL_NS = 10, 1_000_000
 MEAN_WAIT_NS = (FLUSH + 1) * INTERVAL_NS // 2
+# Both UDP streams flush in step (schedules aligned to the flush period):
+# the delay is two flush periods, so each delayed flush leaves linkemud
+# when its own stream's next flushes arrive, and the baseline's flushes
+# must arrive then too to meet the same moments.
+FLUSH_PERIOD_NS = FLUSH * INTERVAL_NS
 
 CHECK_EARLY = "UDP: no flush before 20 ms"
 CHECK_BAND = ("UDP: within 20 ms + flush wait + sender lateness + bed overhead + linkemud's "
@@ -122,8 +129,10 @@ def _runs(sess, o, res, prog, tmp: Path, keep: bool, out_path: Path) -> None:
         prog.step(f"udp: {n} units over `{DELAY_WORDS}` and, at the same time, {n} over class "
                   f"{BASE_CLASS} (no impairment: the bed's overhead)")
         base, fixed = _watched(
-            sess, ("overhead-udp", "udp", n, 0, tmp, keep, out_path, 1, True, BASE_PORT),
-            ("fixed-udp", "udp", n, QUICK_DELAY_NS, tmp, keep, out_path, 2, True))
+            sess, ("overhead-udp", "udp", n, 0, tmp, keep, out_path, 1, True, BASE_PORT,
+                   FLUSH_PERIOD_NS),
+            ("fixed-udp", "udp", n, QUICK_DELAY_NS, tmp, keep, out_path, 2, True, UNITS_PORT,
+             FLUSH_PERIOD_NS))
         base["grammar"], fixed["grammar"] = f"class {BASE_CLASS} (none)", DELAY_WORDS
         prog.note(unit_line(base))
         prog.note(unit_line(fixed))

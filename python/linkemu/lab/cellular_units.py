@@ -13,17 +13,17 @@ from linkemu.lab.session import LabSession
 UNITS_PORT = 9400
 
 
-def schedule(count: int) -> Schedule:
-    return Schedule(count=count)   # the study's: 8 B, 1 ms, flushes of 10
+def schedule(count: int, align_ns: int = 0) -> Schedule:
+    return Schedule(count=count, align_ns=align_ns)   # the study's: 8 B, 1 ms, flushes of 10
 
 
 def units_once(sess: LabSession, rid: str, proto: str, count: int, delay_ns: int | None,
                samples_dir: Path, keep: bool, out_path: Path, run_id: int,
-               series: bool, port: int = UNITS_PORT) -> dict:
+               series: bool, port: int = UNITS_PORT, align_ns: int = 0) -> dict:
     """One run of `linkemu units` across the bed; its raw samples go to
     samples_dir (referenced from the results file when keep)."""
     samples = (samples_dir / f"{rid}.npy").resolve()
-    client = ClientOptions(proto=proto, port=port, schedule=schedule(count),
+    client = ClientOptions(proto=proto, port=port, schedule=schedule(count, align_ns),
                            run_id=run_id, flush_times=flush_times_path(samples))
     r = units_run.run_on_bed(sess.bed, units_run.BedRun(client=client, delay_ns=delay_ns,
                                                         samples=samples))

@@ -60,6 +60,10 @@ struct le_wheel_chunk {
 
 struct le_wheel_bucket {
 	uint32_t head, tail; /* chunk indices, LE_WHEEL_NIL when empty */
+	uint32_t n;          /* entries in the tail chunk (its own `n` is set
+			      * when it fills or the bucket is taken): an
+			      * append reads no chunk header, only writes
+			      * its entry */
 };
 
 struct le_timing_wheel {

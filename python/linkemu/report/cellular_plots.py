@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from linkemu.lab import published_cellular as pub
-from linkemu.report.plots import _png, plt
+from linkemu.report.figure import plt, png
 
 COLORS = {"cell-4g-dec4": "tab:blue", "cell-5g-dec4": "tab:orange",
           "cell-4g-dec2": "tab:green", "cell-5g-dec2": "tab:red"}
@@ -64,7 +64,7 @@ def unit_histogram(res: dict, proto: str):
     ax.legend(fontsize=8)
     ax.set_title(f"{proto.upper()}: unit latency (shaded: ideal band, one-way delay + 1..10 ms)",
                  fontsize=10)
-    return (f"{proto.upper()} unit-latency histogram", _png(fig))
+    return (f"{proto.upper()} unit-latency histogram", png(fig))
 
 
 def unit_series(res: dict, proto: str):
@@ -85,7 +85,7 @@ def unit_series(res: dict, proto: str):
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("unit number (1 ms apart)")
     fig.tight_layout()
-    return (f"{proto.upper()} unit latency over time (shaded: ideal band)", _png(fig))
+    return (f"{proto.upper()} unit latency over time (shaded: ideal band)", png(fig))
 
 
 def ping_plot(res: dict):
@@ -114,7 +114,7 @@ def ping_plot(res: dict):
     fig.suptitle("ping RTT: histogram at 10 ms; p10/p50/p90 published (grey) and ours at 1 s "
                  "(red)", fontsize=9)
     fig.tight_layout()
-    return ("ping RTT against the published percentiles", _png(fig))
+    return ("ping RTT against the published percentiles", png(fig))
 
 
 def rate_plot(res: dict):
@@ -138,7 +138,7 @@ def rate_plot(res: dict):
     ax.grid(alpha=0.3, axis="y")
     ax.set_title("iperf3 uplink: published runs (grey, range shaded) and ours (dots)",
                  fontsize=10)
-    return ("iperf3 rates against the published ranges", _png(fig))
+    return ("iperf3 rates against the published ranges", png(fig))
 
 
 def plots(res: dict) -> list:

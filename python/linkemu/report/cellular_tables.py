@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from linkemu.lab import published_cellular as pub
-from linkemu.report.tables import Table
+from linkemu.report.table import Table
 
 PING_KEYS = ("mean", "p10", "p50", "p90")
 

@@ -10,7 +10,7 @@ import statistics
 from linkemu.lab import forwarding_analysis as fa
 from linkemu.lab import published_forwarding as pub
 from linkemu.lab.forwarding_paths import LABELS
-from linkemu.report.tables import Table
+from linkemu.report.table import Table
 
 COL_NAMES = {("swb", "tcp"): "SWB TCP", ("swb", "udp"): "SWB UDP",
              ("swc-all-fifo", "udp"): "SWC UDP all via FIFO",

@@ -11,7 +11,7 @@ import numpy as np
 from linkemu.lab import forwarding_analysis as fa
 from linkemu.lab import published_forwarding as pub
 from linkemu.lab.forwarding_paths import LABELS, PATHS
-from linkemu.report.plots import _png, plt
+from linkemu.report.figure import plt, png
 
 COLORS = dict(zip(PATHS, ("black", "tab:red", "tab:blue", "tab:green", "tab:olive",
                           "tab:purple", "tab:pink")))
@@ -52,7 +52,7 @@ def vs_size(res: dict, proto: str, key: str, ylabel: str, title: str, sub=None, 
     ax.legend(fontsize=8)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    return title, _png(fig)
+    return title, png(fig)
 
 
 def ratios(res: dict):
@@ -81,7 +81,7 @@ def ratios(res: dict):
     t = "Throughput ratio vs SWA: ours (solid) and Table 8 (dashed)"
     ax.set_title(t, fontsize=10)
     fig.tight_layout()
-    return t, _png(fig)
+    return t, png(fig)
 
 
 def latency_density(res: dict):
@@ -111,7 +111,7 @@ def latency_density(res: dict):
          f"{res['config']['ping_interval_s'] * 1000:g} ms")
     ax.set_title(t, fontsize=10)
     fig.tight_layout()
-    return t, _png(fig)
+    return t, png(fig)
 
 
 def plots(res: dict) -> list:

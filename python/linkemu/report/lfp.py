@@ -4,7 +4,7 @@ study's published figures beside ours (linkemu.lab.published)."""
 from __future__ import annotations
 
 from linkemu.lab import published
-from linkemu.report.tables import Table
+from linkemu.report.table import Table
 
 KB = 1024
 

@@ -3,24 +3,9 @@ display, no network). Each function returns (title, PNG bytes)."""
 
 from __future__ import annotations
 
-import io
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from linkemu.lab import analysis, published  # noqa: E402
-from linkemu.report.tables import fmt_inserted  # noqa: E402
-
-DPI = 90
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
+from linkemu.lab import analysis, published
+from linkemu.report.figure import plt, png
+from linkemu.report.tables import fmt_inserted
 
 
 def _label(ns: int) -> str:
@@ -62,7 +47,7 @@ def delay_series(res: dict, size: int, rc: str):
     fig.suptitle(f"One-way delay over {len(runs[0]['series']['delay_ns']):,} consecutive frames, "
                  f"{size} B, {rc} rate ({runs[0]['requested_pps']:,.0f} pps)", fontsize=10)
     fig.tight_layout()
-    return (f"Delay over consecutive frames ({size} B, {rc})", _png(fig))
+    return (f"Delay over consecutive frames ({size} B, {rc})", png(fig))
 
 
 def delay_distributions(res: dict, size: int, rc: str):
@@ -91,7 +76,7 @@ def delay_distributions(res: dict, size: int, rc: str):
     a2.legend(fontsize=7, title="inserted", title_fontsize=7)
     fig.suptitle(f"Delay distributions, {size} B, {rc} rate", fontsize=10)
     fig.tight_layout()
-    return (f"Delay distributions ({size} B, {rc})", _png(fig))
+    return (f"Delay distributions ({size} B, {rc})", png(fig))
 
 
 def emulation_error(res: dict):
@@ -115,7 +100,7 @@ def emulation_error(res: dict):
     ax.legend(fontsize=7, ncol=2)
     ax.set_title("linkemud's own certificate: send time - deadline", fontsize=10)
     fig.tight_layout()
-    return ("Emulation error per inserted delay", _png(fig))
+    return ("Emulation error per inserted delay", png(fig))
 
 
 def sd_vs_published(res_list: list[tuple[str, dict]]):
@@ -149,7 +134,7 @@ def sd_vs_published(res_list: list[tuple[str, dict]]):
     a1.legend(fontsize=6)
     fig.suptitle("linkemu beside DEMU and netem (published)", fontsize=10)
     fig.tight_layout()
-    return ("sd and reproduction error beside the published tables", _png(fig))
+    return ("sd and reproduction error beside the published tables", png(fig))
 
 
 def noise_hist(res: dict):
@@ -170,7 +155,7 @@ def noise_hist(res: dict):
     ax.legend(fontsize=8)
     ax.set_title("Machine noise floor (busy loop, CLOCK_MONOTONIC)", fontsize=10)
     fig.tight_layout()
-    return ("Noise floor", _png(fig))
+    return ("Noise floor", png(fig))
 
 
 # --- loss-accuracy ----------------------------------------------------------------------
@@ -199,7 +184,7 @@ def loss_rates(res: dict):
     ax.legend(fontsize=8)
     ax.set_title(f"Specified vs measured loss ({runs[0]['frames']:,} frames per rate)", fontsize=10)
     fig.tight_layout()
-    return ("Specified vs measured loss", _png(fig))
+    return ("Specified vs measured loss", png(fig))
 
 
 def run_lengths(res: dict):
@@ -249,7 +234,7 @@ def run_lengths(res: dict):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    return ("Run lengths against the geometric (and GE) law", _png(fig))
+    return ("Run lengths against the geometric (and GE) law", png(fig))
 
 
 def tcp_throughput(res: dict):
@@ -267,7 +252,7 @@ def tcp_throughput(res: dict):
     ax.legend()
     ax.set_title("TCP throughput vs loss (iperf3, delay 1 ms)", fontsize=10)
     fig.tight_layout()
-    return ("TCP throughput vs loss", _png(fig))
+    return ("TCP throughput vs loss", png(fig))
 
 
 def tcp_cwnd(res: dict, level: float = 1e-4):
@@ -284,7 +269,7 @@ def tcp_cwnd(res: dict, level: float = 1e-4):
     ax.set_title(f"Sender congestion window at {level * 100:g} % loss (iperf3 TCP_INFO every "
                  f"0.1 s)", fontsize=10)
     fig.tight_layout()
-    return (f"Congestion window at {level * 100:g} % loss", _png(fig))
+    return (f"Congestion window at {level * 100:g} % loss", png(fig))
 
 
 def plots_for(res: dict) -> list:
@@ -305,7 +290,7 @@ def plots_for(res: dict) -> list:
         out += [emulation_error(res), sd_vs_published([("linkemu", res)])]
     elif res["experiment"] == "lfp":
         from linkemu.report import lfp
-        out += lfp.plots(res, _png, plt)
+        out += lfp.plots(res, png, plt)
     else:
         out += [loss_rates(res), run_lengths(res), tcp_throughput(res), tcp_cwnd(res)]
     out.append(noise_hist(res))

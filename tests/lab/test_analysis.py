@@ -363,3 +363,13 @@ def test_excess_histogram_counts_every_frame_once():
         lo2, width2, counts2, above2 = excess_histogram(x_edge, 50)
         assert sum(counts) + above == x.size
         assert sum(counts2) + above2 == x_edge.size
+
+
+def test_welch_margin_is_the_t_quantile_times_the_standard_error():
+    """Checked by hand: variances 1 and 4, n = 3 each, Welch-Satterthwaite df."""
+    from scipy import stats
+    x, y = [1.0, 2.0, 3.0], [4.0, 6.0, 8.0]
+    se2 = 1 / 3 + 4 / 3
+    df = se2 ** 2 / ((1 / 3) ** 2 / 2 + (4 / 3) ** 2 / 2)
+    assert abs(a.welch_margin(x, y, 0.001) - stats.t.ppf(0.999, df) * se2 ** 0.5) < 1e-12
+    assert a.welch_margin([5.0, 5.0], [5.0, 5.0], 0.001) == 0.0

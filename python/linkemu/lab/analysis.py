@@ -18,6 +18,7 @@ Everything here is unit-tested on data whose answers are known
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -127,6 +128,22 @@ def repro_bound_ns(se_d: float, se_0: float, inserted_ns: float,
     false alarm from sampling alone about 6e-5 for normal block means."""
     return (k * math.hypot(se_d, se_0) + 2.0 * (residual_daemon_ns + residual_tool_ns)
             + inserted_ns * clock_ppm * 1e-6)
+
+
+# --- two samples ------------------------------------------------------------------------
+
+def welch_margin(a: list[float], b: list[float], alpha: float) -> float:
+    """How far mean(a) may fall below mean(b) before a one-sided Welch
+    t-test rejects "a is not below b" at level alpha: t(1 - alpha, df)
+    times the standard error of the difference (Welch-Satterthwaite df).
+    Zero when neither sample varied."""
+    from scipy import stats
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    se2 = va + vb
+    if se2 == 0:
+        return 0.0
+    df = se2 ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    return float(stats.t.ppf(1 - alpha, df)) * se2 ** 0.5
 
 
 # --- loss rate ---------------------------------------------------------------------------

@@ -23,9 +23,10 @@ streams flush in step (schedules on one 10 ms grid): with a delay of two
 flush periods every delayed flush leaves linkemud as its stream's next
 one arrives, and that transmit delays the receive by 20-40 us; a baseline
 at another phase missed those moments and the band failed quiet runs
-(docs/testing.md). The receive time is the kernel's stamp, so the server's scheduling (receiver,
-measured too) is not counted as the bed's. linkemud's lateness itself is
-the delay-precision study's subject, against an independent instrument.
+(docs/testing.md). The receive time is the kernel's stamp, so the
+server's scheduling (receiver, measured too) is not counted as the bed's.
+linkemud's lateness itself is the delay-precision study's subject,
+against an independent instrument.
 
 Checks: no flush reaches the receiver sooner than 20 ms after its send
 call; the band above; the mean latency within 0.5 ms of 20 ms + the flush

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 
+from linkemu.lab import analysis
 from linkemu.lab import published_forwarding as pub
 
 # Loss under this share of what was sent counts as "carried everything".
@@ -207,7 +208,7 @@ def not_slower_check(name: str, runs: list[dict], fast: str, slow: str, size: in
     if len(a) < 2 or len(b) < 2:
         return check(name, None, f"not checked, one round cannot show its noise: {text}",
                      measured=round(ratio, 4))
-    margin = welch_margin(a, b, NOT_SLOWER_ALPHA)
+    margin = analysis.welch_margin(a, b, NOT_SLOWER_ALPHA)
     bound = (mb - margin) / mb if mb > 0 else 0.0
     text += (f"; one-sided Welch t at {NOT_SLOWER_ALPHA:g}: fails below "
              f"{mb - margin:.2f} Mbit/s ({bound:.3f}x)")
@@ -216,17 +217,3 @@ def not_slower_check(name: str, runs: list[dict], fast: str, slow: str, size: in
                                  f"the {max_spread:.0%} the check can resolve",
                      measured=round(ratio, 4), bound=round(bound, 4))
     return check(name, ma >= mb - margin, text, measured=round(ratio, 4), bound=round(bound, 4))
-
-
-def welch_margin(a: list[float], b: list[float], alpha: float) -> float:
-    """How far mean(a) may fall below mean(b) before a one-sided Welch
-    t-test rejects "a is not below b" at level alpha: t(1 - alpha, df)
-    times the standard error of the difference (Welch-Satterthwaite df).
-    Zero when neither sample varied."""
-    from scipy import stats
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    se2 = va + vb
-    if se2 == 0:
-        return 0.0
-    df = se2 ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    return float(stats.t.ppf(1 - alpha, df)) * se2 ** 0.5

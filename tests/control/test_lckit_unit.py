@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from lckit import Change, Noise, classify, late_allowance
+from lckit import Change, Exposure, Noise, classify, episodes
 
 MS = 1_000_000
 US = 1_000
@@ -69,15 +69,30 @@ def test_decrease_lets_frames_wait_behind_the_fifo():
     assert v.held > 0
 
 
-def test_allowance():
-    assert late_allowance(Noise(0, 0, 0.001), 20_000) == 65
-    assert late_allowance(NOISE, 20_000) == 5
+def test_late_frames_sent_together_are_one_hold_up():
+    # 11 frames of one sendmmsg, one 0.9 ms later (same hold-up), one 5 ms on.
+    assert episodes([10 * MS] * 11 + [10.9 * MS, 15.9 * MS]) == 2
+    assert episodes([]) == 0
+    assert episodes([3 * MS, 1 * MS, 2.5 * MS]) == 2        # order does not matter
+
+
+def test_a_window_may_have_what_its_control_stretch_explains():
+    # No hold-up in a 2 s baseline: a 1 ms window may have none (one there
+    # has probability 1/2001 < 0.001 under the baseline's rate).
+    assert Exposure(0, 2000 * MS).allows(1 * MS) == 0
+    # Two in the baseline: one in the window (3/2001 >= 0.001) but not two.
+    assert Exposure(2, 2000 * MS).allows(1 * MS) == 1
+    # A control storm as long as the real one, with 6 hold-ups: up to 23
+    # (X ~ B(29, 1/2): P(X >= 23) = 0.00116; X ~ B(30, 1/2): P(X >= 24) = 0.00072).
+    # A hold-up for every other `set` of a thousand is far past that.
+    assert Exposure(6, 700 * MS).allows(700 * MS) == 23
 
 
 def test_noise_from_baseline():
     base = stream(1000, 0, 100 * US, lambda q, s: 10 * US + (q % 10) * US)
     n = Noise.from_baseline(base, margin_ns=50 * US)
     assert n.t_min == 10 * US and n.bound == 19 * US + 50 * US and n.late_rate == 0
+    assert n.late == Exposure(0, 999 * 100 * US)
 
 
 def test_late_frames_in_a_stall_seen_by_the_reference_are_excused():

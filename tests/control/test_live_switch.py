@@ -16,7 +16,8 @@ import time
 import warnings
 
 from kit import CpuWatch, linkemu, require_quiet, suite_bed
-from lckit import (MAX_STALLED, Change, Noise, Reference, Stream, classify, late_allowance, off_the_lcore, wait_for)
+from lckit import (MAX_STALLED, Change, Exposure, Noise, Reference, Stream, classify, episodes,
+                   off_the_lcore, wait_for)
 from linkemu.daemon import control
 from linkemu.instruments import ping
 
@@ -83,27 +84,62 @@ def _no_loss(loss: tuple[int, dict]) -> None:
 PATH_LATE_SHARE = 0.01
 
 
-def _timing(v, noise: Noise, n: int, window: tuple[float, float], n_window: int) -> None:
+def _late_in(v, windows: list[tuple[float, float]]) -> list:
+    """The late frames sent within any of windows (send time)."""
+    return [f for f in v.late if any(lo <= f[1] <= hi for lo, hi in windows)]
+
+
+def _span(windows: list[tuple[float, float]]) -> float:
+    return sum(hi - lo for lo, hi in windows)
+
+
+def _timing(v, n: int, windows: list[tuple[float, float]], control: Exposure,
+            control_windows: list[tuple[float, float]] = ()) -> None:
     """What every timing check asserts of classify()'s verdict.
 
     Early frames: none, anywhere. Late frames sent while the link was being
-    changed (window, in send time): no more than late_allowance of the
-    frames in it, as for a static link; a `set` that stalls the data plane
-    shows up there. Late frames elsewhere: at most PATH_LATE_SHARE.
-    Frames excused by the reference stream: at most MAX_STALLED."""
+    changed (windows, in send time): their hold-ups (lckit.episodes) no
+    more than the control's rate allows (Exposure.allows, an exact test at
+    lckit.LATE_ALPHA); a `set` that stalls the data plane or gives frames a
+    wrong delay shows up there as a hold-up per `set`. Late frames
+    elsewhere (a static link; control_windows are the control's own): at
+    most PATH_LATE_SHARE. Frames excused by the reference stream: at most
+    MAX_STALLED."""
     assert not v.early, f"frames faster than their delay: {v.early[:5]} ({v.summary()})"
-    inside = [f for f in v.late if window[0] <= f[1] <= window[1]]
-    allowed = late_allowance(noise, n_window)
-    assert len(inside) <= allowed, (
-        f"{len(inside)} of the {n_window} frames sent while the link changed were later than "
-        f"delay + {noise.bound} ns (allowed {allowed}): {inside[:5]}; {v.summary()}")
-    outside = len(v.late) - len(inside)
-    assert outside <= PATH_LATE_SHARE * n, (
-        f"{outside} frames later than delay + {noise.bound} ns away from any change: "
-        f"{[f for f in v.late if f not in inside][:5]}; {v.summary()}")
+    inside = _late_in(v, windows)
+    k = episodes(f[1] for f in inside)
+    span = _span(windows)
+    allowed = control.allows(span)
+    assert k <= allowed, (
+        f"{k} hold-ups ({len(inside)} frames later than their delay + the path's bound) in the "
+        f"{span / 1e6:.0f} ms while the link changed, against {control.episodes} in "
+        f"{control.span_ns / 1e6:.0f} ms of the control (allowed {allowed}): {inside[:5]}; "
+        f"{v.summary()}")
+    ignored = {id(f) for f in inside} | {id(f) for f in _late_in(v, list(control_windows))}
+    elsewhere = [f for f in v.late if id(f) not in ignored]
+    assert len(elsewhere) <= PATH_LATE_SHARE * n, (
+        f"{len(elsewhere)} frames later than their delay + the path's bound away from any change: "
+        f"{elsewhere[:5]}; {v.summary()}")
     assert len(v.stalled) <= MAX_STALLED * n, (
         f"{len(v.stalled)} frames late while the reference stream was late too: the machine "
         f"(or linkemud, in both directions) stalled too often; {v.summary()}")
+
+
+def _sets(c, changes: list, delay_of, count: int) -> tuple[int, int]:
+    """count `set`s back to back, each recorded in changes; returns the
+    first `set`'s send time and the last reply's (CLOCK_MONOTONIC ns)."""
+    first = len(changes)
+    for i in range(count):
+        d = delay_of(i)
+        sent = time.monotonic_ns()
+        reply = c.set("a2b", f"delay {d // MS}ms")
+        changes.append(Change(d, sent, time.monotonic_ns()))
+        assert reply["config"] == f"delay {d // MS}ms"
+    return changes[first].lo_ns, changes[-1].hi_ns
+
+
+ROUNDS = 10        # of the set storm: each a block of control sets, then one of real ones
+BLOCK = 100        # sets per block (even: a real block ends where it began, at 1 ms)
 
 
 def test_a_thousand_sets_under_load(run_link, bed_up):
@@ -113,38 +149,50 @@ def test_a_thousand_sets_under_load(run_link, bed_up):
     mempool_base = _mbufs_at_rest(bed_up, c)
     c.set("a2b", "delay 1ms")
     c.reset_stats()
-    n = RATE * 3
+    # A thousand `set`s of 3 ms and 1 ms in turn, under a stream, and as
+    # many control `set`s of `delay 1ms` again (each parsed, built, swapped
+    # in and drained like any other, so the control thread, the test
+    # client and the lcore do the same work), in alternating blocks. On
+    # this 2-vCPU machine the storm's client and linkemud's control thread
+    # share CPU 0 with the traffic tools and the kernel path that carries
+    # frames to linkemud, which makes that path late more often while any
+    # storm runs (seen: 6 hold-ups in 0.74 s in CI, against one or two in a
+    # 2 s baseline), and the VM's own hold-ups come and go over seconds.
+    # Interleaved blocks see the same of both; the real sets may be no
+    # later than the control ones (an exact test, see _timing).
+    n = RATE * 5
     changes = [Change(1 * MS, -math.inf, -math.inf)]
+    real, same = [], []
     with off_the_lcore():
         cpu = CpuWatch(bed_up).start()
-        ref = Stream(bed_up, count=REF_RATE * 4, rate=REF_RATE, port=9322, reverse=True).start()
+        ref = Stream(bed_up, count=REF_RATE * 6, rate=REF_RATE, port=9322, reverse=True).start()
         stream = Stream(bed_up, count=n, rate=RATE, port=9321).start()
         try:
             time.sleep(0.5)
-            for i in range(1000):
-                d = 3 * MS if i % 2 == 0 else 1 * MS
-                sent = time.monotonic_ns()
-                reply = c.set("a2b", f"delay {d // MS}ms")
-                changes.append(Change(d, sent, time.monotonic_ns()))
-                assert reply["config"] == f"delay {d // MS}ms"
-            storm_s = (changes[-1].hi_ns - changes[1].lo_ns) / 1e9
+            for _ in range(ROUNDS):
+                same.append(_sets(c, changes, lambda i: 1 * MS, BLOCK))
+                real.append(_sets(c, changes, lambda i: 3 * MS if i % 2 == 0 else 1 * MS, BLOCK))
             frames = stream.finish()
             ref_frames = ref.finish()
         finally:
             stream.kill()
             ref.kill()
             cpu.stop()
-    # No crash; the storm ran under load.
+    # No crash; the storm ran under load, from before the first `set` to
+    # after the last.
     assert c.show()["a2b"] == "delay 1ms"
-    sent_during = sum(1 for _q, s, _r in frames if changes[1].lo_ns <= s <= changes[-1].hi_ns)
-    assert sent_during >= 100, f"the storm ({storm_s:.3f} s) was not under load"
+    sends = [s for _q, s, _r in frames]
+    storm_s = (real[-1][1] - same[0][0]) / 1e9
+    assert min(sends) < same[0][0] and max(sends) > real[-1][1], (
+        f"the stream did not cover the storm ({storm_s:.2f} s)")
     # Counters at rest: conservation exact, nothing in flight, nothing
     # dropped, every frame linkemud sent arrived; and the mbufs back to where
-    # they were before (none leaked by the 1000 models built, swapped in and
+    # they were before (none leaked by the 2000 models built, swapped in and
     # drained).
     st = _at_rest(c)
+    err = st["directions"]["a2b"].get("emulation_error_ns")
     loss = _delivered(st["directions"]["a2b"], frames, n)
-    ref_loss = _delivered(st["directions"]["b2a"], ref_frames, REF_RATE * 4)
+    ref_loss = _delivered(st["directions"]["b2a"], ref_frames, REF_RATE * 6)
     if mempool_base is None:
         warnings.warn("linkemud's stats have no mempool_in_use: mbuf leak not checked")
     else:
@@ -161,9 +209,8 @@ def test_a_thousand_sets_under_load(run_link, bed_up):
     #   3 ms instead of 1 ms is 2 ms late, far past that.
     # Past the bound, a frame is excused when the reference stream (b2a, no
     # delay, running at the same time) was late within 1 ms of it: the VM
-    # stalled as a whole (3-8 ms, now and then). Of the frames sent during
-    # the storm, no more may be late than three times the baseline's own
-    # rate past the bound, plus 5; elsewhere (a static link) 1 %: see _timing.
+    # stalled as a whole (3-8 ms, now and then). The rest, counted as
+    # hold-ups, are compared with the control storm's: see _timing.
     # linkemud keeps each replaced model's frames apart until they drain, so
     # a frame never waits behind another model's frames (held_gap_ns=-1).
     require_quiet(noise, 2 * MS - noise.t_min, "1 ms vs 3 ms", cpu)
@@ -171,15 +218,19 @@ def test_a_thousand_sets_under_load(run_link, bed_up):
     _no_loss(ref_loss)
     v = classify(frames, changes, noise, held_gap_ns=-1,
                  reference=Reference(ref_frames, noise.bound))
-    print(f"storm of {storm_s:.2f} s; {cpu}; noise {noise}; {v.summary()}")
-    t_storm = changes[1].lo_ns
+    # While the link was set: from a path latency before a block's first
+    # `set` (a frame sent then may reach linkemud after it) to its last
+    # reply; frames sent later meet the block's last delay, 1 ms.
+    w_real = [(lo - noise.bound, hi) for lo, hi in real]
+    w_same = [(lo, r_lo) for (lo, _hi), (r_lo, _r_hi) in zip(same, w_real)]   # no overlap
+    control = Exposure(episodes(f[1] for f in _late_in(v, w_same)), _span(w_same))
+    print(f"storm of {storm_s:.2f} s; {cpu}; noise {noise}; control {control}; "
+          f"linkemud's own lateness {err}; {v.summary()}")
+    t_storm = same[0][0]
     print("late (ms from the storm's start, owd ms, possible delays):",
           [(round((s - t_storm) / 1e6, 2), round(o / 1e6, 3), [d // MS for d in ds])
            for _q, s, _r, o, ds in v.late[:20]])
-    # While the link changed: from a path latency before the first `set`
-    # to the last reply (frames sent later meet a static link).
-    window = (changes[1].lo_ns - noise.bound, changes[-1].hi_ns)
-    _timing(v, noise, n, window, sum(1 for f in frames if window[0] <= f[1] <= window[1]))
+    _timing(v, n, w_real, control, control_windows=w_same)
     assert v.by_delay.get(1 * MS, 0) > 0 and v.by_delay.get(3 * MS, 0) > 0, v.summary()
 
 
@@ -230,17 +281,18 @@ def test_a_change_applies_to_frames_received_after_the_reply(run_link, bed_up):
     # The frames linkemud held when it switched keep their 10 ms.
     in_flight = [f for f in before_set if f[2] > replied]
     assert len(in_flight) >= RATE * 0.002, len(in_flight)
-    held_late = [(q, round((r - s - 10 * MS) / 1e3, 1), round((r - replied) / 1e3, 1))
-                 for q, s, r in in_flight
+    held_late = [(q, s, r) for q, s, r in in_flight
                  if r - s >= 10 * MS + noise.bound and not ref_late.stalled_near(r)]
-    assert len(held_late) <= late_allowance(noise, len(in_flight)), (
+    span = max(s for _q, s, _r in in_flight) - min(s for _q, s, _r in in_flight)
+    shown = [(q, round((r - s - 10 * MS) / 1e3, 1), round((r - replied) / 1e3, 1))
+             for q, s, r in held_late[:10]]
+    assert episodes(s for _q, s, _r in held_late) <= noise.late.allows(span), (
         f"frames held at the switch that left late (seq, us late, us after the reply): "
-        f"{held_late[:10]} of {len(in_flight)}")
+        f"{shown} of {len(in_flight)}; the baseline had {noise.late}")
     v = classify(frames, [Change(10 * MS, -math.inf, -math.inf), Change(50 * MS, sent, replied)],
                  noise, held_gap_ns=-1, reference=ref_late)
     print(f"{cpu}; noise {noise}; {v.summary()}")
-    window = (sent - noise.bound, replied)
-    _timing(v, noise, n, window, sum(1 for f in frames if window[0] <= f[1] <= window[1]))
+    _timing(v, n, [(sent - noise.bound, replied)], noise.late)
     assert v.by_delay.get(10 * MS, 0) and v.by_delay.get(50 * MS, 0), v.summary()
 
 

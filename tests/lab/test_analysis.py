@@ -373,3 +373,34 @@ def test_welch_margin_is_the_t_quantile_times_the_standard_error():
     df = se2 ** 2 / ((1 / 3) ** 2 / 2 + (4 / 3) ** 2 / 2)
     assert abs(a.welch_margin(x, y, 0.001) - stats.t.ppf(0.999, df) * se2 ** 0.5) < 1e-12
     assert a.welch_margin([5.0, 5.0], [5.0, 5.0], 0.001) == 0.0
+
+
+def test_poisson_excess_p_is_the_conditional_binomial_tail():
+    """Checked by hand: with equal exposures each of K events falls in
+    either stretch with probability 1/2."""
+    assert a.poisson_excess_p(3, 1.0, 0, 1.0) == pytest.approx(1 / 8)
+    assert a.poisson_excess_p(2, 1.0, 1, 1.0) == pytest.approx(4 / 8)      # P(X >= 2), X ~ B(3, 1/2)
+    assert a.poisson_excess_p(1, 1.0, 0, 3.0) == pytest.approx(1 / 4)      # share 1/4
+    assert a.poisson_excess_p(0, 1.0, 7, 1.0) == 1.0
+    # 0.5^9 = 0.00195 >= 0.001 > 0.5^10: nine events against none in as long.
+    assert a.poisson_excess_allowed(1.0, 0, 1.0, 0.001) == 9
+    with pytest.raises(ValueError):
+        a.poisson_excess_p(1, 0.0, 1, 1.0)
+
+
+def test_poisson_excess_test_keeps_its_level_and_finds_a_fivefold_rate():
+    """Equal rates: the share of rejections at alpha stays within alpha (the
+    exact test is conservative), bounded above by alpha plus 3.3 binomial
+    standard errors (fixed seed). A rate five times the reference's is
+    found nearly always."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    trials, alpha = 20_000, 0.01
+    k = rng.poisson(5.0, trials)            # exposure 1 at rate 5
+    k_ref = rng.poisson(10.0, trials)       # exposure 2 at the same rate
+    rejected = sum(a.poisson_excess_p(int(x), 1.0, int(y), 2.0) < alpha for x, y in zip(k, k_ref))
+    assert rejected <= alpha * trials + 3.3 * math.sqrt(trials * alpha * (1 - alpha))
+    k_hot = rng.poisson(25.0, 2_000)
+    k_ref2 = rng.poisson(10.0, 2_000)
+    found = sum(a.poisson_excess_p(int(x), 1.0, int(y), 2.0) < alpha for x, y in zip(k_hot, k_ref2))
+    assert found >= 0.95 * 2_000

@@ -146,6 +146,31 @@ def welch_margin(a: list[float], b: list[float], alpha: float) -> float:
     return float(stats.t.ppf(1 - alpha, df)) * se2 ** 0.5
 
 
+def poisson_excess_p(k: int, t: float, k_ref: int, t_ref: float) -> float:
+    """One-sided p-value of "k events in exposure t are no more than k_ref
+    events in exposure t_ref would lead one to expect", both stretches
+    sharing one Poisson rate: the exact conditional test of two Poisson
+    rates. Given K = k + k_ref events in all, the share that falls in the
+    first stretch is Binomial(K, t / (t + t_ref)) whatever the rate, so
+    the p-value is that binomial's P(X >= k). It needs no estimate of the
+    rate, and is exact (conservative) with few events."""
+    from scipy import stats
+    if k <= 0:
+        return 1.0
+    if t <= 0 or t_ref < 0:
+        raise ValueError(f"exposures must be positive (t {t}, t_ref {t_ref})")
+    return float(stats.binom.sf(k - 1, k + k_ref, t / (t + t_ref)))
+
+
+def poisson_excess_allowed(t: float, k_ref: int, t_ref: float, alpha: float) -> int:
+    """The most events an exposure t may have before poisson_excess_p
+    against (k_ref, t_ref) falls below alpha."""
+    k = 0
+    while poisson_excess_p(k + 1, t, k_ref, t_ref) >= alpha:
+        k += 1
+    return k
+
+
 # --- loss rate ---------------------------------------------------------------------------
 
 def z_for(confidence: float) -> float:

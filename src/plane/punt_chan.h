@@ -66,7 +66,7 @@ struct dp_punt_set {
 	int orphan_said[LE_DIRS];
 };
 
-/* punt.c: the books */
+/* punt_books.c: the books */
 void punt_say(const struct chan *c, const char *what);
 uint64_t punt_held(const struct chan *c);
 void punt_deliver(struct dp_punt_set *s, struct chan *c, struct le_swap *swap, const struct punt_hdr *h,

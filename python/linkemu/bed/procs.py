@@ -55,12 +55,24 @@ def find_linkemud(file_prefix: str) -> list[int]:
     return found
 
 
+# Invocations that answer and exit without starting a data plane: the
+# control client and the scenario player run `linkemud --help` and
+# `linkemud --check GRAMMAR` to learn what a binary supports. They poll no
+# CPU, own no port and are gone in milliseconds.
+ONE_SHOT_OPTIONS = frozenset({"--help", "-h", "--version", "--check"})
+
+
 def any_linkemud() -> list[int]:
-    """Every live process whose argv[0] is linkemud (for test leak checks)."""
+    """Every live linkemud data plane, whoever started it (leftover and
+    contention checks); one-shot runs (ONE_SHOT_OPTIONS) are not one: a
+    timing test that saw the scenario player's `linkemud --help` took it
+    for another daemon polling the CPUs and skipped its check."""
     found = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
-            if _looks_like_linkemud(cmdline(int(d.name))) and pid_alive(int(d.name)):
+            argv = cmdline(int(d.name))
+            if (_looks_like_linkemud(argv) and not ONE_SHOT_OPTIONS.intersection(argv)
+                    and pid_alive(int(d.name))):
                 found.append(int(d.name))
     return found
 

@@ -28,7 +28,7 @@ FRAME = frame_len(PAYLOAD)
     ("rate 1mbit -42", FRAME - 42),                          # a negative overhead
     ("rate 1mbit 0 100 20", math.ceil(FRAME / 100) * 120),   # CELLSIZE 100, CELLOVERHEAD 20
 ])
-def test_rate_serialization_time(bed, run_link, grammar, wire_bytes):
+def test_rate_serialization_time(bed, run_link, path_owd, grammar, wire_bytes):
     # A burst of back-to-back frames leaves exactly one serialization time
     # apart: floor(bytes x 8 x 1e9 / rate) ns, bytes = length + overhead,
     # or with cells ceil(bytes / CELLSIZE) x (CELLSIZE + CELLOVERHEAD).
@@ -53,8 +53,13 @@ def test_rate_serialization_time(bed, run_link, grammar, wire_bytes):
     assert abs(med - t_ns) <= tol, f"{med} ns between frames, want {t_ns} +- {tol}"
     # Frames never leave before their deadlines, so the burst cannot
     # finish early: the last frame is at least (k-1) T after the first,
-    # less the first frame's own lateness (at most the max error).
-    assert arr[-1] - arr[0] >= (k - 1) * t_ns - err["max"] - 50_000
+    # less the first frame's own lateness: the emulator's (at most the max
+    # error) and the path's on the receiving side (the bed's p99 plus the
+    # kit's 0.1 ms host allowance; 0.1 ms late receive stamps happen, see
+    # test_slot_with_budget). Either is far below the 3 % of (k-1) T that
+    # a wrong overhead would take off.
+    late_first = err["max"] + (path_owd["p99"] + 0.1) * 1e6
+    assert arr[-1] - arr[0] >= (k - 1) * t_ns - late_first, (arr[-1] - arr[0], late_first)
     a2b = final["directions"]["a2b"]
     assert a2b["tx"] == k and a2b["tx_bytes"] == k * FRAME and a2b["dropped_total"] == 0
 

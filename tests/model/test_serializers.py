@@ -146,7 +146,7 @@ def test_slot_without_budget(bed, run_link, path_owd, grammar, gap):
 
 @pytest.mark.parametrize("grammar,budget,gap", [("slot 5ms 15ms packets 3", 3, UNIFORM),
                                                 ("slot 10ms bytes 2500", 3, FIXED)])
-def test_slot_with_budget(bed, run_link, grammar, budget, gap):
+def test_slot_with_budget(bed, run_link, path_owd, grammar, budget, gap):
     # A budget of 3 frames per slot (`packets 3`, or `bytes 2500`, which the
     # third 1042-byte frame overruns: the budget is checked after each
     # frame) against 1000 frames/s: the queue never empties, every slot
@@ -173,7 +173,17 @@ def test_slot_with_budget(bed, run_link, grammar, budget, gap):
     m = len(gaps)
     tol = 4 * g_sd / math.sqrt(m) + 2 * (err["max"] / 1e6 + 0.05) / m + 0.01
     assert abs(mean(gaps) - g_mean) <= tol, f"mean slot gap {mean(gaps):.3f}, want {g_mean} +- {tol:.3f}"
-    slack = 2 * err["max"] / 1e6 + 0.05
-    assert g_min - slack <= min(gaps) and max(gaps) <= g_max + slack, (min(gaps), max(gaps))
+    # Each gap within the support, give or take what moves a burst's first
+    # frame between the slot instant and its receive stamp: the emulator's
+    # lateness (0 .. err max) and the path's (the bed's p99, plus the kit's
+    # 0.1 ms host allowance, as in test_slot_without_budget). A CI run
+    # failed the emulator's lateness alone: one gap of 9.90 ms between two
+    # gaps of 10.00, a burst start 0.1 ms late on the receiving side with
+    # err max 5 us. A start later than that bound (probability <= 0.01 each,
+    # independent) spoils the two gaps beside it: over m + 1 <= 70 starts,
+    # P(4 or more such starts) < 0.006, so up to 6 gaps may fall outside.
+    slack = path_owd["p99"] + err["max"] / 1e6 + 0.1
+    outside = [x for x in gaps if not g_min - slack <= x <= g_max + slack]
+    assert len(outside) <= 6 and m + 1 <= 70, (m, outside, slack)
     a2b = final["directions"]["a2b"]
     assert a2b["tx"] == n and a2b["dropped_total"] == 0

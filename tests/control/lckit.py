@@ -137,12 +137,13 @@ class Noise:
 # Late frames come in bursts: one hold-up of the path (the sender, or the
 # softirq that hands its frames to linkemud, kept off CPU 0 for a while)
 # makes every frame sent meanwhile late by about as much. A CI run that
-# failed on a frame count had 23 late frames; the 20 it listed were 5 hold-ups, 11 sent
-# by one sendmmsg after the sender had waited 1.1 ms for its CPU. Frames are
-# not independent; hold-ups are, to a first approximation: so the tests
-# count hold-ups (late frames sent within EPISODE_GAP_NS of the previous
-# late one are one) and compare their number in a window with a control
-# stretch by the exact test of two Poisson rates, at level LATE_ALPHA.
+# failed on a frame count had 23 late frames; the 20 it listed were 5
+# hold-ups, 11 sent by one sendmmsg after the sender had waited 1.1 ms for
+# its CPU. Frames are not independent; hold-ups are, to a first
+# approximation: so the tests count hold-ups (late frames sent within
+# EPISODE_GAP_NS of the previous late one are one) and compare their number
+# in a window with a control stretch by the exact test of two Poisson
+# rates, at level LATE_ALPHA.
 
 EPISODE_GAP_NS = 1_000_000
 LATE_ALPHA = 0.001

@@ -386,6 +386,8 @@ def test_poisson_excess_p_is_the_conditional_binomial_tail():
     assert a.poisson_excess_allowed(1.0, 0, 1.0, 0.001) == 9
     with pytest.raises(ValueError):
         a.poisson_excess_p(1, 0.0, 1, 1.0)
+    with pytest.raises(ValueError):         # no control stretch: nothing to compare with
+        a.poisson_excess_allowed(1.0, 0, 0.0, 0.001)
 
 
 def test_poisson_excess_test_keeps_its_level_and_finds_a_fivefold_rate():

@@ -157,7 +157,9 @@ def poisson_excess_p(k: int, t: float, k_ref: int, t_ref: float) -> float:
     from scipy import stats
     if k <= 0:
         return 1.0
-    if t <= 0 or t_ref < 0:
+    if t <= 0 or t_ref <= 0:
+        # t_ref = 0 would put every event in the first stretch whatever k
+        # (p-value 1), and poisson_excess_allowed would never stop.
         raise ValueError(f"exposures must be positive (t {t}, t_ref {t_ref})")
     return float(stats.binom.sf(k - 1, k + k_ref, t / (t + t_ref)))
 

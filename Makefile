@@ -111,7 +111,7 @@ integration-kernel: build
 SAN_BUILD ?= build-san
 SAN_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1 \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-SAN_MESON_OPTS = -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Db_ndebug=false \
+SAN_MESON_OPTS = -Db_sanitize=address,undefined -Db_lto=false -Db_lundef=false -Dbuildtype=debugoptimized -Db_ndebug=false \
 	  "-Dc_args=-fno-sanitize-recover=all -fno-omit-frame-pointer" "-Dc_link_args=-fno-sanitize-recover=all"
 
 $(SAN_BUILD)/build.ninja:
@@ -127,7 +127,7 @@ sanitize: build $(SAN_BUILD)/build.ninja
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 30
-FUZZ_MESON_OPTS = -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
+FUZZ_MESON_OPTS = -Dfuzz=true -Db_sanitize=address,undefined -Db_lto=false -Db_lundef=false -Dbuildtype=debugoptimized \
 	  -Db_ndebug=false "-Dc_link_args=-fno-sanitize-recover=all" \
 	  "-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer -gline-tables-only"
 

@@ -9,15 +9,30 @@
 /* Span of an ordered line's wheel when the caller gives none. */
 #define DEFAULT_HORIZON_NS (16 * LE_NS_PER_MS)
 
-static int init(struct le_delay_line *d, uint32_t capacity, int ordered, le_ns_t horizon_ns)
+/* 0: FIFO, 1: ordered, 2: runs */
+static int init(struct le_delay_line *d, uint32_t capacity, int form, le_ns_t horizon_ns)
 {
 	uint32_t cap = 1;
+	int ordered = form == 1;
 
 	memset(d, 0, sizeof(*d));
 	if (capacity > (1u << 31)) /* the next power of two would not fit */
 		return -1;
 	while (cap < capacity)
 		cap <<= 1;
+	if (form == 2) {
+		d->runs = 1;
+		d->handle = malloc((size_t)cap * sizeof(*d->handle));
+		d->len = malloc((size_t)cap * sizeof(*d->len));
+		d->run = malloc((size_t)cap * sizeof(*d->run));
+		d->capacity = cap;
+		d->mask = cap - 1;
+		if (d->handle == NULL || d->len == NULL || d->run == NULL) {
+			le_delay_line_free(d);
+			return -1;
+		}
+		return 0;
+	}
 	d->slot = calloc(cap, sizeof(*d->slot));
 	if (d->slot == NULL)
 		return -1;
@@ -36,7 +51,12 @@ static int init(struct le_delay_line *d, uint32_t capacity, int ordered, le_ns_t
 
 int le_delay_line_init_form(struct le_delay_line *d, uint32_t capacity, int ordered)
 {
-	return init(d, capacity, ordered, DEFAULT_HORIZON_NS);
+	return init(d, capacity, ordered ? 1 : 0, DEFAULT_HORIZON_NS);
+}
+
+int le_delay_line_init_runs(struct le_delay_line *d, uint32_t capacity)
+{
+	return init(d, capacity, 2, 0);
 }
 
 int le_delay_line_init_ordered(struct le_delay_line *d, uint32_t capacity, le_ns_t horizon_ns)
@@ -52,15 +72,12 @@ int le_delay_line_init(struct le_delay_line *d, uint32_t capacity)
 void le_delay_line_free(struct le_delay_line *d)
 {
 	free(d->slot);
+	free(d->handle);
+	free(d->len);
+	free(d->run);
 	if (d->ordered)
 		le_wheel_free(&d->wheel);
 	memset(d, 0, sizeof(*d));
-}
-
-static void ring_push(struct le_delay_line *d, const struct le_frame *f)
-{
-	d->slot[(d->head + d->count) & d->mask] = *f;
-	d->count++;
 }
 
 int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f)
@@ -68,7 +85,7 @@ int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f)
 	if (!d->ordered) {
 		if (d->count == d->capacity)
 			return -1;
-		ring_push(d, f);
+		le_delay_line_push_fifo(d, f);
 		return 0;
 	}
 	if (d->count + le_wheel_count(&d->wheel) == d->capacity)
@@ -76,8 +93,43 @@ int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f)
 	return le_wheel_push(&d->wheel, f);
 }
 
+void le_delay_line_push_run(struct le_delay_line *d, void *const *handles, const uint32_t *lens, unsigned k,
+			    le_ns_t arrival, le_ns_t deadline, uint16_t cls)
+{
+	/* Locals, so the stores into the rings (a uint32_t among them) do not
+	 * make the compiler reload the line's fields on every frame. */
+	void **restrict handle = d->handle;
+	uint32_t *restrict len = d->len;
+	const uint32_t mask = d->mask, tail = d->head + d->count;
+
+	for (unsigned i = 0; i < k; i++) {
+		handle[(tail + i) & mask] = handles[i];
+		len[(tail + i) & mask] = lens[i];
+	}
+	d->count += k;
+	if (d->rcount > d->rdue) {
+		struct le_delay_run *r = &d->run[(d->rhead + d->rcount - 1) & mask];
+		if (r->deadline == deadline && r->arrival == arrival && r->tag == cls) {
+			r->n += k;
+			return;
+		}
+	}
+	d->run[(d->rhead + d->rcount) & mask] = (struct le_delay_run){ arrival, deadline, k, cls };
+	d->rcount++;
+}
+
 void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now)
 {
+	if (d->runs) {
+		while (d->rdue < d->rcount) {
+			const struct le_delay_run *r = &d->run[(d->rhead + d->rdue) & d->mask];
+			if (r->deadline > now)
+				break;
+			d->due += r->n;
+			d->rdue++;
+		}
+		return;
+	}
 	if (!d->ordered) {
 		while (d->due < d->count && d->slot[(d->head + d->due) & d->mask].deadline <= now)
 			d->due++;
@@ -116,25 +168,89 @@ static unsigned ring_pop(struct le_delay_line *d, struct le_frame *out, unsigned
 	return n;
 }
 
+/* FIFO form: only frames marked due can leave, and of those, in order,
+ * those due by `now` (a frame marked at a later `now` waits for it). */
+static unsigned fifo_pop_due(struct le_delay_line *d, le_ns_t now, struct le_frame *out, unsigned max)
+{
+	unsigned n = 0, limit = d->due < max ? d->due : max;
+	uint32_t head = d->head;
+
+	while (n < limit && d->slot[head].deadline <= now) {
+		out[n++] = d->slot[head];
+		head = (head + 1) & d->mask;
+	}
+	d->head = head;
+	d->count -= n;
+	d->due -= n;
+	return n;
+}
+
+/* Runs form: up to max frames from the head runs; `now` UINT64_MAX and
+ * `only_due` 0 take any frame (pop_any). */
+static unsigned runs_pop(struct le_delay_line *d, le_ns_t now, int only_due, struct le_frame *out, unsigned max)
+{
+	unsigned n = 0;
+	uint32_t head = d->head;
+
+	while (n < max && d->rcount > 0) {
+		struct le_delay_run *r = &d->run[d->rhead];
+		int due = d->rdue > 0;
+
+		if (only_due && (!due || r->deadline > now))
+			break;
+		unsigned k = r->n < max - n ? r->n : max - n;
+		for (unsigned i = 0; i < k; i++) {
+			out[n + i] = (struct le_frame){ d->handle[head], d->len[head], (uint16_t)r->tag,
+							(uint16_t)(r->tag >> 16), r->arrival, r->deadline };
+			head = (head + 1) & d->mask;
+		}
+		n += k;
+		d->count -= k;
+		if (due)
+			d->due -= k;
+		r->n -= k;
+		if (r->n == 0) {
+			d->rhead = (d->rhead + 1) & d->mask;
+			d->rcount--;
+			if (due)
+				d->rdue--;
+		}
+	}
+	d->head = head;
+	/* The next call's frames were written a whole delay ago, and the
+	 * held mbufs have pushed them out of the cache since: ask for them
+	 * now (a burst of handles is four lines, of lengths two). */
+	for (unsigned i = 0; i < 32; i += 8) {
+		__builtin_prefetch(&d->handle[(head + i) & d->mask]);
+		if ((i & 15) == 0)
+			__builtin_prefetch(&d->len[(head + i) & d->mask]);
+	}
+	return n;
+}
+
 unsigned le_delay_line_pop_due(struct le_delay_line *d, le_ns_t now, struct le_frame *out, unsigned max)
 {
 	unsigned n = 0;
 
 	le_delay_line_mark_due(d, now);
+	if (d->runs)
+		return runs_pop(d, now, 1, out, max);
+	if (!d->ordered)
+		return fifo_pop_due(d, now, out, max);
 	/* Frames marked due at a later `now` than this one stay until theirs
-	 * comes; in FIFO order the first one not yet due holds back the rest. */
-	while (n < max && d->count && (d->ordered || d->due > 0) && d->slot[d->head].deadline <= now) {
+	 * comes. */
+	while (n < max && d->count && d->slot[d->head].deadline <= now) {
 		out[n++] = d->slot[d->head];
 		d->head = (d->head + 1) & d->mask;
 		d->count--;
-		if (!d->ordered)
-			d->due--;
 	}
 	return n;
 }
 
 unsigned le_delay_line_pop_any(struct le_delay_line *d, struct le_frame *out, unsigned max)
 {
+	if (d->runs)
+		return runs_pop(d, UINT64_MAX, 0, out, max);
 	unsigned n = ring_pop(d, out, max, d->count);
 
 	if (!d->ordered) {

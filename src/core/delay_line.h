@@ -23,6 +23,19 @@
 #include "le_time.h"
 #include "timing_wheel.h"
 
+/* A run of frames in the runs form: consecutive frames with one arrival,
+ * deadline and class. */
+struct le_delay_run {
+	le_ns_t arrival, deadline;
+	uint32_t n;
+	uint32_t tag;   /* cls | flags << 16: one compare, built in registers */
+};
+
+static inline uint32_t le_delay_run_tag(const struct le_frame *f)
+{
+	return (uint32_t)f->cls | (uint32_t)f->flags << 16;
+}
+
 struct le_delay_line {
 	/* FIFO form: every frame; ordered form: the due frames only */
 	struct le_frame *slot;
@@ -30,10 +43,21 @@ struct le_delay_line {
 	uint32_t mask;
 	uint32_t head;       /* next to leave */
 	uint32_t count;
-	uint32_t due;        /* FIFO form: frames at the head known to be due */
+	uint32_t due;        /* FIFO and runs forms: frames at the head known to be due */
 	/* ordered form */
 	int ordered;
 	struct le_timing_wheel wheel; /* the frames not yet due */
+	/* Runs form: a FIFO line whose frames come in runs sharing arrival
+	 * and deadline (a fixed delay without serializer: a burst that
+	 * arrives together leaves together). A frame keeps 12 bytes (handle,
+	 * length) instead of a 32-byte le_frame, and due-ness moves a run at
+	 * a time: after 1 ms at 10+ Mpps the line no longer fits the cache,
+	 * and these bytes are what it misses on. */
+	int runs;
+	void **handle;               /* rings of capacity, indexed as slot */
+	uint32_t *len;
+	struct le_delay_run *run;    /* ring of capacity: a run has >= 1 frame */
+	uint32_t rhead, rcount, rdue; /* first run, runs held, runs due */
 };
 
 /* FIFO line with room for at least `capacity` frames. -1 on allocation
@@ -43,9 +67,57 @@ int le_delay_line_init(struct le_delay_line *d, uint32_t capacity);
  * (deadlines further out cost a little more: see timing_wheel.h). */
 int le_delay_line_init_form(struct le_delay_line *d, uint32_t capacity, int ordered);
 int le_delay_line_init_ordered(struct le_delay_line *d, uint32_t capacity, le_ns_t horizon_ns);
+/* FIFO line in runs form (see the struct). Same behaviour as FIFO. */
+int le_delay_line_init_runs(struct le_delay_line *d, uint32_t capacity);
 void le_delay_line_free(struct le_delay_line *d);
 /* -1 when full. A FIFO line takes deadlines in non-decreasing order. */
 int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f);
+/* A FIFO line's push (either form), for a caller that checked the room
+ * (count < capacity): inline, it costs a store or two. */
+static inline void le_delay_line_push_fifo(struct le_delay_line *d, const struct le_frame *f)
+{
+	uint32_t tail = (d->head + d->count) & d->mask;
+
+	d->count++;
+	if (!d->runs) {
+		d->slot[tail] = *f;
+		return;
+	}
+	d->handle[tail] = f->handle;
+	d->len[tail] = f->len;
+	/* The last run takes it when it is not due yet (a frame becomes due
+	 * only at a mark_due after its push) and has the same fields. */
+	uint32_t tag = le_delay_run_tag(f);
+	if (d->rcount > d->rdue) {
+		struct le_delay_run *r = &d->run[(d->rhead + d->rcount - 1) & d->mask];
+		if (r->deadline == f->deadline && r->arrival == f->arrival && r->tag == tag) {
+			r->n++;
+			return;
+		}
+	}
+	d->run[(d->rhead + d->rcount) & d->mask] = (struct le_delay_run){ f->arrival, f->deadline, 1, tag };
+	d->rcount++;
+}
+/* Runs form: k frames (k <= capacity - count) with one arrival, deadline
+ * and class, as k pushes would (they join the last run when it is not due
+ * and has the same fields). */
+void le_delay_line_push_run(struct le_delay_line *d, void *const *handles, const uint32_t *lens, unsigned k,
+			    le_ns_t arrival, le_ns_t deadline, uint16_t cls);
+/* Before a FIFO push of n frames: the ring's next lines, for writing
+ * (runs form only). The ring's lines were last written a whole turn
+ * of the ring ago, out of the cache, and each store would wait for its
+ * line; asked for a burst ahead, they come while this burst is stored. */
+static inline void le_delay_line_prefetch_tail(const struct le_delay_line *d, unsigned n)
+{
+	if (!d->runs)
+		return;
+	uint32_t tail = d->head + d->count + n;
+	for (unsigned i = 0; i < 32; i += 8) {
+		__builtin_prefetch(&d->handle[(tail + i) & d->mask], 1);
+		if ((i & 15) == 0)
+			__builtin_prefetch(&d->len[(tail + i) & d->mask], 1);
+	}
+}
 /* Marks frames with deadline <= now as due. */
 void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now);
 /* Frames not yet known due (after mark_due(now): deadline > now).
@@ -63,7 +135,7 @@ static inline uint32_t le_delay_line_count(const struct le_delay_line *d)
 static inline le_ns_t le_delay_line_next_deadline(const struct le_delay_line *d)
 {
 	if (d->count)
-		return d->slot[d->head].deadline;
+		return d->runs ? d->run[d->rhead].deadline : d->slot[d->head].deadline;
 	return le_wheel_min(&d->wheel);
 }
 /* Removes up to max frames whose deadline <= now, in deadline order. */

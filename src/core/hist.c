@@ -60,6 +60,23 @@ void le_hist_record(struct le_hist *h, uint64_t v)
 	h->max = v > h->max ? v : h->max;
 }
 
+void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n)
+{
+	unsigned idx;
+
+	if (v >> LE_HIST_MAX_BITS) {
+		h->overflow += n;
+		idx = LE_HIST_BUCKETS - 1;
+	} else {
+		idx = le_hist_index(v);
+	}
+	h->bucket[idx] += n;
+	h->count += n;
+	h->sum += (double)v * (double)n;
+	h->min = v < h->min ? v : h->min;
+	h->max = v > h->max ? v : h->max;
+}
+
 void le_hist_merge(struct le_hist *dst, const struct le_hist *src)
 {
 	for (unsigned i = 0; i < LE_HIST_BUCKETS; i++)

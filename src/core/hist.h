@@ -30,6 +30,8 @@ struct le_hist {
 
 void le_hist_init(struct le_hist *h);
 void le_hist_record(struct le_hist *h, uint64_t v);
+/* n values v at once (n >= 1): the same as n calls of le_hist_record. */
+void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n);
 /* dst += src */
 void le_hist_merge(struct le_hist *dst, const struct le_hist *src);
 /* Value at quantile q in [0, 1]: the upper edge of the bucket holding the

@@ -44,6 +44,11 @@ static uint64_t line_capacity(uint32_t limit)
  * only the rare tail of a jitter distribution waits in its overflow. */
 static int init_line(struct le_delay_line *d, const struct le_link_config *cfg, uint32_t capacity)
 {
+	/* A fixed delay without serializer: frames arriving together share
+	 * their deadline, and the runs form keeps them in a third of the
+	 * bytes. Without delay they leave at once (nothing to keep small). */
+	if (!le_config_reorders(cfg) && !le_config_has_queue(cfg) && !cfg->jitter && cfg->delay)
+		return le_delay_line_init_runs(d, capacity);
 	if (!le_config_reorders(cfg))
 		return le_delay_line_init(d, capacity);
 	return le_delay_line_init_ordered(d, capacity, add_sat(cfg->delay, 4 * cfg->jitter));
@@ -101,6 +106,8 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 	le_chance_init(&l->reorder, l->seed, l->direction, cls, LE_STREAM_REORDER);
 	le_codel_init(&l->codel);
 	l->has_queue = le_config_has_queue(cfg);
+	l->plain = !l->has_queue && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set &&
+		   !cfg->jitter && !cfg->reorder_set && !le_config_reorders(cfg);
 	if (capacity > (1u << 31)) {
 		le_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
 		return -1;
@@ -493,6 +500,110 @@ void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arriva
 	/* Everything up to now happens before this frame is there. */
 	advance(l, l->clock);
 	process(l, &f, 0);
+}
+
+/* offer_plain's common case in the runs form: no frame of the burst is
+ * due yet (deadline > clock), so none becomes due between two of them and
+ * the frames admitted are a prefix, as many as the line's capacity and
+ * the limit leave room for; the rest are dropped, all for the reason the
+ * first of them meets. The admitted ones form one run. */
+static void offer_run(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+		      le_ns_t arrival, le_ns_t deadline)
+{
+	struct le_delay_line *d = &l->line;
+	uint32_t held = d->count - d->due;
+	uint32_t room_cap = d->capacity - d->count;
+	uint32_t room_limit = held < l->cfg.limit ? l->cfg.limit - held : 0;
+	uint32_t k = n < room_cap ? n : room_cap;
+	uint64_t bytes = 0;
+
+	if (k > room_limit)
+		k = room_limit;
+	for (unsigned i = 0; i < n; i++)
+		bytes += lens[i];
+	l->ctr.rx_bytes += bytes;
+	if (k) {
+		le_delay_line_push_run(d, handles, lens, k, arrival, deadline, (uint16_t)l->cls);
+		if (deadline > l->last_deadline)
+			l->last_deadline = deadline;
+	}
+	if (k < n) {
+		enum le_drop_cause cause = d->count >= d->capacity ? LE_DROP_STALLED : LE_DROP_QUEUE_FULL;
+		for (unsigned i = k; i < n; i++) {
+			struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
+			drop(l, &f, cause);
+		}
+	}
+}
+
+/* le_link_offer of a plain link, frame by frame: the clock moves once
+ * (every frame has the same arrival), so the delay line's due mark can
+ * only move over the frame pushed just before (a deadline <= the clock:
+ * delay 0 or a late arrival), which le_link_offer's advance() would mark
+ * at the next frame. Admission and deliver() as in admit(), without the
+ * stages a plain link does not have. */
+static void offer_plain(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			le_ns_t arrival)
+{
+	struct le_delay_line *d = &l->line;
+	const struct le_link_config *c = &l->cfg;
+	le_ns_t deadline = add_sat(arrival, c->delay);
+	int last_due = 0, pushed = 0;
+
+	l->ctr.rx += n;
+	if (arrival < l->clock)
+		l->ctr.event[LE_EVENT_LATE_ARRIVAL] += n;
+	else
+		l->clock = arrival;
+	le_delay_line_mark_due(d, l->clock);
+	le_delay_line_prefetch_tail(d, n);
+	/* `noreorder` without jitter: the deadline never falls below the
+	 * largest given (a late arrival's would). */
+	if (c->noreorder && deadline < l->last_deadline)
+		deadline = l->last_deadline;
+	if (d->runs && deadline > l->clock) {
+		offer_run(l, handles, lens, n, arrival, deadline);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
+
+		l->ctr.rx_bytes += lens[i];
+		if (last_due) { /* what le_link_offer's advance() would mark */
+			if (d->runs)
+				le_delay_line_mark_due(d, l->clock);
+			else if (d->due + 1 == d->count)
+				d->due++;
+		}
+		if (d->count >= d->capacity) {
+			drop(l, &f, LE_DROP_STALLED);
+			last_due = 0;
+			continue;
+		}
+		if (d->count - d->due + 1 > c->limit) {
+			drop(l, &f, LE_DROP_QUEUE_FULL);
+			last_due = 0;
+			continue;
+		}
+		le_delay_line_push_fifo(d, &f);
+		last_due = deadline <= l->clock;
+		pushed = 1;
+	}
+	if (pushed && deadline > l->last_deadline)
+		l->last_deadline = deadline;
+}
+
+void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			 le_ns_t arrival)
+{
+	/* A frame carried over at a change (queue), or a predecessor whose
+	 * frames `limit` counts: the general path. */
+	if (!l->plain || l->elder != NULL || l->queue.count || l->transit) {
+		for (unsigned i = 0; i < n; i++)
+			le_link_offer(l, handles[i], lens[i], arrival);
+		return;
+	}
+	offer_plain(l, handles, lens, n, arrival);
 }
 
 static void count_tx(struct le_link *l, const struct le_frame *out, unsigned n)

@@ -509,6 +509,17 @@ void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arri
 	le_chain_offer(&p->chain[k], handle, len, arrival);
 }
 
+void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32_t *lens, unsigned n,
+			   le_ns_t arrival)
+{
+	if (p->nlinks == 1) { /* no rule to classify by, nothing punted */
+		le_link_offer_burst(p->chain[0].hop[0], handles, lens, n, arrival);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		le_path_enqueue(p, handles[i], lens[i], arrival);
+}
+
 void le_path_offer_class(struct le_path *p, unsigned cls, void *handle, uint32_t len, le_ns_t arrival)
 {
 	le_chain_offer(&p->chain[cls < p->nlinks ? cls : 0], handle, len, arrival);

@@ -72,6 +72,14 @@ void le_swap_offer(struct le_swap *s, void *handle, uint32_t len, le_ns_t arriva
 	le_path_enqueue(s->active, handle, len, arrival);
 }
 
+void le_swap_offer_burst(struct le_swap *s, void *const *handles, const uint32_t *lens, unsigned n,
+			 le_ns_t arrival)
+{
+	/* One arrival: one path takes them all. */
+	reach(s, arrival);
+	le_path_enqueue_burst(s->active, handles, lens, n, arrival);
+}
+
 int le_swap_offer_named(struct le_swap *s, const char *name, struct le_swap_class_cache *cache, void *handle,
 			uint32_t len, le_ns_t arrival)
 {

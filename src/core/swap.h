@@ -80,6 +80,9 @@ void le_swap_advance(struct le_swap *s, le_ns_t now);
 
 /* Classifies and offers a frame to the path of its arrival time. */
 void le_swap_offer(struct le_swap *s, void *handle, uint32_t len, le_ns_t arrival);
+/* n frames that arrived together: le_swap_offer of each, in order. */
+void le_swap_offer_burst(struct le_swap *s, void *const *handles, const uint32_t *lens, unsigned n,
+			 le_ns_t arrival);
 /* Due frames (deadline <= now) of every path, up to max, in deadline
  * order; equal deadlines: the older path first, then lower class. */
 unsigned le_swap_dequeue(struct le_swap *s, le_ns_t now, struct le_frame *out, unsigned max);

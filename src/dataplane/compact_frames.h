@@ -34,9 +34,12 @@
  * compact store is on (--held-mbufs): about 150 MiB of mbufs. */
 #define DP_HELD_MBUFS_DEFAULT 65536u
 /* Held mbufs of a direction before its short frames go into the store
- * (--compact-after): 37 MiB of mbufs, while a 1 ms line at 10 GbE holds
- * 14,880 frames, so plain delays of a few ms never pay for copies. */
-#define DP_COMPACT_AFTER_DEFAULT 16384u
+ * (--compact-after): 75 MiB of mbufs, half of DP_HELD_MBUFS_DEFAULT (the
+ * most it can be: dp_frames_plan), while a 1 ms line at 10 GbE holds
+ * 14,880 frames, so plain delays of a few ms never pay for copies. It was
+ * 16,384 until the delay path passed 30 Mpps on net_null: a 1 ms line
+ * then held more than that and copied (docs/performance.md). */
+#define DP_COMPACT_AFTER_DEFAULT 32768u
 
 struct dp_frames {
 	struct rte_mempool *pool;                 /* received frames, copies of them */

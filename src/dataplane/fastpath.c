@@ -65,9 +65,19 @@ static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 		for (unsigned i = 0; i < n; i++)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	if (!compact) {
-		for (unsigned i = 0; i < n; i++) {
-			le_ns_t arrival = use_meta_arrival ? meta_of(t, pkts[i])->arrival : now;
-			dp_model_slot_offer(ms, pkts[i], pkts[i]->pkt_len, arrival);
+		uint32_t lens[DP_BURST_MAX];
+		for (unsigned i = 0; i < n; i++)
+			lens[i] = pkts[i]->pkt_len;
+		if (!use_meta_arrival) {
+			dp_model_slot_offer_burst(ms, (void *const *)pkts, lens, n, now);
+			return;
+		}
+		/* The pipeline's worker: runs of one arrival (an RX burst each). */
+		for (unsigned i = 0, j; i < n; i = j) {
+			le_ns_t arrival = meta_of(t, pkts[i])->arrival;
+			for (j = i + 1; j < n && meta_of(t, pkts[j])->arrival == arrival; j++)
+				;
+			dp_model_slot_offer_burst(ms, (void *const *)&pkts[i], &lens[i], j - i, arrival);
 		}
 		return;
 	}
@@ -217,11 +227,16 @@ static unsigned send_pending(struct dp_task *t)
 	unsigned ready = pending_ready(t, 0);
 	le_ns_t send_time = tsc_clock_now(t->ctx->clock);
 	uint16_t sent = rte_eth_tx_burst(t->dir->port_out, 0, &p->m[p->first], (uint16_t)ready);
-	for (unsigned i = p->first; i < p->first + sent; i++) {
-		/* never negative: frames leave only once due */
+	/* Frames of one RX burst share their deadline (a fixed delay, or
+	 * none): one histogram entry per run of equal deadlines. */
+	for (unsigned i = p->first, end = p->first + sent, j; i < end; i = j) {
 		le_ns_t d = p->deadline[i];
-		le_hist_record(&t->error, send_time >= d ? send_time - d : 0);
-		t->ctr.tx_bytes += p->len[i];
+		uint64_t bytes = p->len[i];
+		for (j = i + 1; j < end && p->deadline[j] == d; j++)
+			bytes += p->len[j];
+		/* never negative: frames leave only once due */
+		le_hist_record_n(&t->error, send_time >= d ? send_time - d : 0, j - i);
+		t->ctr.tx_bytes += bytes;
 	}
 	p->first += sent;
 	p->count -= sent;

@@ -108,6 +108,11 @@ static inline void dp_model_slot_offer(struct dp_model_slot *s, void *handle, ui
 {
 	le_swap_offer(&s->swap, handle, len, arrival);
 }
+static inline void dp_model_slot_offer_burst(struct dp_model_slot *s, void *const *handles, const uint32_t *lens,
+					     unsigned n, le_ns_t arrival)
+{
+	le_swap_offer_burst(&s->swap, handles, lens, n, arrival);
+}
 static inline unsigned dp_model_slot_dequeue(struct dp_model_slot *s, le_ns_t now, struct le_frame *out,
 					     unsigned max)
 {

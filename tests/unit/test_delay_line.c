@@ -1,6 +1,7 @@
 /* The delay line: capacity, FIFO order, due-ness to the nanosecond. */
 #include "delay_line.h"
 #include "minitest.h"
+#include "rng.h"
 
 static struct le_frame frame(uintptr_t id, le_ns_t deadline)
 {
@@ -149,8 +150,83 @@ static void marked_later(void)
 	le_delay_line_free(&d);
 }
 
+/* The runs form behaves exactly as the FIFO form: a random schedule of
+ * pushes (bursts sharing arrival and deadline, fields that change inside
+ * a burst, deadlines that go back: late arrivals), marks at times that
+ * go forward and back, pops of random sizes due or not, and a full line;
+ * after every step the same frames out, counts, held and next deadline. */
+static void runs_as_fifo(void)
+{
+	struct le_delay_line f, r;
+	struct le_rng g;
+	uint64_t id = 1, mismatch = 0, runs_shared = 0, refused = 0;
+	le_ns_t t = 1000;
+
+	CHECK(le_delay_line_init(&f, 200) == 0);
+	CHECK(le_delay_line_init_runs(&r, 200) == 0);
+	CHECK_EQ_U64(r.capacity, f.capacity);
+	le_rng_seed(&g, 42, 0, 0);
+	for (unsigned step = 0; step < 200000 && !mismatch; step++) {
+		struct le_frame of[64], orr[64];
+		unsigned nf = 0, nr = 0, op = (unsigned)le_rng_below(&g, 8);
+
+		t += le_rng_below(&g, 3000);
+		if (op < 4) {
+			unsigned k = 1 + (unsigned)le_rng_below(&g, 40);
+			le_ns_t arrival = t - (le_rng_below(&g, 8) == 0 ? le_rng_below(&g, 5000) : 0);
+			le_ns_t dl = arrival + (le_rng_below(&g, 4) ? 20000 : le_rng_below(&g, 30000));
+			for (unsigned i = 0; i < k; i++) {
+				struct le_frame x = { (void *)(uintptr_t)id++, 60 + (uint32_t)le_rng_below(&g, 1000),
+						      (uint16_t)(le_rng_below(&g, 16) == 0), 0, arrival, dl };
+				/* a mark inside a burst: what a late burst does */
+				if (le_rng_below(&g, 16) == 0) {
+					le_ns_t at = dl + le_rng_below(&g, 3) - 1;
+					le_delay_line_mark_due(&f, at);
+					le_delay_line_mark_due(&r, at);
+				}
+				int a = le_delay_line_push(&f, &x), b = le_delay_line_push(&r, &x);
+				mismatch += a != b;
+				refused += a < 0;
+			}
+		} else if (op < 5) {
+			le_ns_t at = t + 30000 - le_rng_below(&g, 60000);
+			le_delay_line_mark_due(&f, at);
+			le_delay_line_mark_due(&r, at);
+		} else if (op < 7) {
+			unsigned max = 1 + (unsigned)le_rng_below(&g, 64);
+			le_ns_t now = t + 30000 - le_rng_below(&g, 60000);
+			nf = le_delay_line_pop_due(&f, now, of, max);
+			nr = le_delay_line_pop_due(&r, now, orr, max);
+		} else if (le_rng_below(&g, 20) == 0) {
+			unsigned max = 1 + (unsigned)le_rng_below(&g, 64);
+			nf = le_delay_line_pop_any(&f, of, max);
+			nr = le_delay_line_pop_any(&r, orr, max);
+		}
+		mismatch += nf != nr;
+		for (unsigned i = 0; i < nf && i < nr; i++)
+			mismatch += of[i].handle != orr[i].handle || of[i].len != orr[i].len ||
+				    of[i].deadline != orr[i].deadline || of[i].arrival != orr[i].arrival ||
+				    of[i].cls != orr[i].cls;
+		mismatch += le_delay_line_count(&f) != le_delay_line_count(&r) ||
+			    le_delay_line_held(&f) != le_delay_line_held(&r) ||
+			    le_delay_line_next_deadline(&f) != le_delay_line_next_deadline(&r);
+		if (mismatch)
+			CHECK(0, "the forms differ at step %u", step);
+		runs_shared += r.rcount < r.count;
+	}
+	CHECK_EQ_U64(mismatch, 0);
+	/* The schedule must have made runs of several frames, and filled
+	 * the line (pushes refused). */
+	CHECK(runs_shared > 1000);
+	CHECK(refused > 0);
+	le_delay_line_free(&f);
+	le_delay_line_free(&r);
+	CHECK(r.handle == NULL && r.run == NULL);
+}
+
 int main(void)
 {
+	runs_as_fifo();
 	capacity();
 	due();
 	ordered();

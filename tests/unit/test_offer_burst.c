@@ -1,0 +1,271 @@
+/* Offering frames a burst at a time (le_link_offer_burst,
+ * le_path_enqueue_burst, le_swap_offer_burst) is exactly offering them one
+ * by one: two twins get the same random schedule (bursts of one arrival,
+ * some late, dequeues at random times and sizes), one frame by frame and
+ * one by bursts, and must agree after every step on the frames that leave
+ * (handle, length, arrival, deadline, class), every counter, the frames
+ * held and the delay line's due mark. Plain links take the burst loop;
+ * the others (and paths with classes) must fall back to the frame loop. */
+#include <string.h>
+
+#include "fake.h"
+#include "link.h"
+#include "minitest.h"
+#include "path.h"
+#include "rng.h"
+#include "swap.h"
+
+/* Plain (the burst loop) and not plain (the frame loop behind it). */
+static const char *const links[] = {
+	"delay 0",
+	"delay 1ms",
+	"delay 1ms limit 5",
+	"delay 0 limit 3",
+	"delay 10us limit 2",
+	"delay 5us limit 40",
+	"delay 1ms 100us limit 50",
+	"delay 200us loss 10% limit 60",
+	"delay 1ms reorder 25% limit 30",
+	"rate 100mbit limit 10",
+	"delay 50us duplicate 5% corrupt 5% limit 20",
+};
+
+struct twin_step {
+	le_ns_t t;
+	unsigned burst;  /* 0: a dequeue of up to `max` */
+	unsigned max;
+};
+
+/* The schedule: time mostly moves on, a burst sometimes arrives late
+ * (before the link's clock: late_arrival events), dequeues in between. */
+static struct twin_step next_step(struct le_rng *r, le_ns_t *clock)
+{
+	struct twin_step s = { 0, 0, 0 };
+
+	*clock += le_rng_below(r, 20000);
+	s.t = *clock;
+	if (le_rng_below(r, 3) == 0) {
+		s.max = 1 + (unsigned)le_rng_below(r, 40);
+		return s;
+	}
+	s.burst = 1 + (unsigned)le_rng_below(r, 32);
+	if (le_rng_below(r, 10) == 0 && s.t > 30000)
+		s.t -= le_rng_below(r, 30000);
+	return s;
+}
+
+static int same_frames(const struct le_frame *a, const struct le_frame *b, unsigned n, const char *what)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (a[i].handle != b[i].handle || a[i].len != b[i].len || a[i].arrival != b[i].arrival ||
+		    a[i].deadline != b[i].deadline || a[i].cls != b[i].cls) {
+			CHECK(0, "%s: frame %u of a dequeue differs", what, i);
+			return 0;
+		}
+	return 1;
+}
+
+static void links_agree(void)
+{
+	for (unsigned c = 0; c < sizeof(links) / sizeof(links[0]); c++) {
+		struct fakes fa, fb;
+		struct le_link a, b;
+		struct le_link_config cfg;
+		char err[LE_ERR_MAX] = "";
+		struct le_rng r;
+		le_ns_t clock = 1000;
+		unsigned plain_seen = 0;
+
+		fk_init(&fa, 1);
+		fk_init(&fb, 1);
+		if (le_config_parse(links[c], &cfg, err, sizeof(err)) != 0 ||
+		    le_link_init_ops(&a, &cfg, LE_DIR_A2B, 0, 7, &fa.ops, err, sizeof(err)) != 0 ||
+		    le_link_init_ops(&b, &cfg, LE_DIR_A2B, 0, 7, &fb.ops, err, sizeof(err)) != 0) {
+			CHECK(0, "'%s': %s", links[c], err);
+			continue;
+		}
+		le_rng_seed(&r, 20261127 + c, 0, 0);
+		for (unsigned step = 0; step < 4000; step++) {
+			struct twin_step s = next_step(&r, &clock);
+			struct le_frame oa[40], ob[40];
+
+			if (s.burst) {
+				void *h[32];
+				uint32_t len[32];
+
+				/* Both twins' frames first: copies made while
+				 * offering must get the same numbers in both. */
+				for (unsigned i = 0; i < s.burst; i++) {
+					len[i] = 60 + (unsigned)le_rng_below(&r, 1455);
+					h[i] = fk_new(&fa, len[i]);
+					if (fk_new(&fb, len[i]) != h[i])
+						break;
+				}
+				for (unsigned i = 0; i < s.burst; i++)
+					le_link_offer(&a, h[i], len[i], s.t);
+				plain_seen += b.plain;
+				le_link_offer_burst(&b, h, len, s.burst, s.t);
+			} else {
+				unsigned na = le_link_dequeue(&a, s.t, oa, s.max);
+				unsigned nb = le_link_dequeue(&b, s.t, ob, s.max);
+
+				if (nb != na || !same_frames(oa, ob, na, links[c])) {
+					CHECK(0, "'%s': dequeue of step %u: %u frames against %u", links[c], step, nb, na);
+					break;
+				}
+				fk_sent(&fa, oa, na);
+				fk_sent(&fb, ob, nb);
+			}
+			if (memcmp(&a.ctr, &b.ctr, sizeof(a.ctr)) != 0 || a.line.due != b.line.due ||
+			    a.line.count != b.line.count || a.clock != b.clock || a.last_deadline != b.last_deadline ||
+			    le_link_held(&a) != le_link_held(&b)) {
+				CHECK(0, "'%s': the twins differ after step %u", links[c], step);
+				break;
+			}
+		}
+		/* The schedule must reach the cases the burst loop handles
+		 * apart: drops at the limit, late arrivals. */
+		if (b.plain) {
+			CHECK(plain_seen > 0);
+			if (cfg.limit < 10 && cfg.delay > 0)
+				CHECK(b.ctr.drop[LE_DROP_QUEUE_FULL] > 0, "'%s': no frame met the limit", links[c]);
+			CHECK(b.ctr.event[LE_EVENT_LATE_ARRIVAL] > 0);
+		}
+		CHECK(le_counters_conserved(&b.ctr, le_link_depth(&b)));
+		CHECK_EQ_U64(fb.double_free + fb.bad_handle, 0);
+		le_link_free(&a);
+		le_link_free(&b);
+		fk_fini(&fa);
+		fk_fini(&fb);
+	}
+}
+
+/* Which links take the burst loop: a link with any stage beyond a fixed
+ * delay must not. */
+static void plain_means_only_delay(void)
+{
+	for (unsigned c = 0; c < sizeof(links) / sizeof(links[0]); c++) {
+		struct fakes fk;
+		struct le_link l;
+		struct le_link_config cfg;
+		char err[LE_ERR_MAX] = "";
+
+		fk_init(&fk, 1);
+		if (le_config_parse(links[c], &cfg, err, sizeof(err)) != 0 ||
+		    le_link_init_ops(&l, &cfg, LE_DIR_A2B, 0, 7, &fk.ops, err, sizeof(err)) != 0) {
+			CHECK(0, "'%s': %s", links[c], err);
+			continue;
+		}
+		CHECK_EQ_U64(l.plain, c < 6);
+		le_link_free(&l);
+		fk_fini(&fk);
+	}
+}
+
+/* A direction: classes fall back to frame by frame, one class takes the
+ * link's burst, and a change staged inside the schedule applies at the
+ * same frame for both twins. */
+static void swaps_agree(void)
+{
+	static const char *const paths[][2] = {
+		{ "delay 1ms limit 20", "delay 2ms limit 30" },
+		{ "delay 0 limit 4 ; class t match proto tcp : delay 1ms", "delay 1ms limit 8" },
+		{ "delay 100us", "delay 100us 10us limit 40 ; class u match proto udp : delay 0" },
+	};
+
+	for (unsigned c = 0; c < sizeof(paths) / sizeof(paths[0]); c++) {
+		struct fakes fa, fb;
+		struct le_path *pa[2], *pb[2];
+		struct le_swap sa, sb;
+		struct le_rng r;
+		le_ns_t clock = 1000;
+		int ok = 1;
+
+		fk_init(&fa, 1);
+		fk_init(&fb, 1);
+		for (unsigned k = 0; k < 2 && ok; k++) {
+			struct le_path_config pc;
+			char err[LE_ERR_MAX] = "";
+
+			pa[k] = calloc(1, sizeof(struct le_path));
+			pb[k] = calloc(1, sizeof(struct le_path));
+			ok = le_path_config_parse(paths[c][k], &pc, err, sizeof(err)) == 0 &&
+			     le_path_init(pa[k], &pc, LE_DIR_A2B, 3, &fa.ops, err, sizeof(err)) == 0 &&
+			     le_path_init(pb[k], &pc, LE_DIR_A2B, 3, &fb.ops, err, sizeof(err)) == 0;
+			CHECK(ok, "'%s': %s", paths[c][k], err);
+		}
+		if (!ok)
+			continue;
+		le_swap_init(&sa, pa[0]);
+		le_swap_init(&sb, pb[0]);
+		le_rng_seed(&r, 7 + c, 0, 0);
+		for (unsigned step = 0; step < 3000; step++) {
+			struct twin_step s = next_step(&r, &clock);
+			struct le_frame oa[40], ob[40];
+
+			if (step == 1500) {
+				CHECK_EQ_U64(le_swap_stage(&sa, pa[1], clock + 50000), 0);
+				CHECK_EQ_U64(le_swap_stage(&sb, pb[1], clock + 50000), 0);
+			}
+			if (s.burst) {
+				void *h[32];
+				uint32_t len[32];
+
+				for (unsigned i = 0; i < s.burst; i++) {
+					len[i] = 60 + (unsigned)le_rng_below(&r, 100);
+					h[i] = fk_new(&fa, len[i]);
+					if (fk_new(&fb, len[i]) != h[i])
+						break;
+					/* half TCP, half UDP, for the class rules */
+					fa.data[fk_idx(h[i])][12] = fb.data[fk_idx(h[i])][12] = 0x08;
+					fa.data[fk_idx(h[i])][14] = fb.data[fk_idx(h[i])][14] = 0x45;
+					fa.data[fk_idx(h[i])][23] = fb.data[fk_idx(h[i])][23] = (i & 1) ? 6 : 17;
+				}
+				for (unsigned i = 0; i < s.burst; i++)
+					le_swap_offer(&sa, h[i], len[i], s.t);
+				le_swap_offer_burst(&sb, h, len, s.burst, s.t);
+			} else {
+				unsigned na = le_swap_dequeue(&sa, s.t, oa, s.max);
+				unsigned nb = le_swap_dequeue(&sb, s.t, ob, s.max);
+
+				if (nb != na || !same_frames(oa, ob, na, paths[c][0])) {
+					CHECK(0, "'%s': dequeue of step %u: %u frames against %u", paths[c][0], step, nb,
+					      na);
+					break;
+				}
+			}
+			struct le_counters ca, cb;
+			le_path_counters(sa.active, &ca);
+			le_path_counters(sb.active, &cb);
+			if (memcmp(&ca, &cb, sizeof(ca)) != 0 || sa.swaps != sb.swaps ||
+			    le_path_depth(sa.active) != le_path_depth(sb.active)) {
+				CHECK(0, "'%s': the twins differ after step %u", paths[c][0], step);
+				break;
+			}
+		}
+		CHECK_EQ_U64(sb.swaps, 1);
+		/* Every frame out, then both paths freed. */
+		struct le_frame o[64];
+		while (le_swap_dequeue(&sa, UINT64_MAX - 1, o, 64) > 0)
+			;
+		while (le_swap_dequeue(&sb, UINT64_MAX - 1, o, 64) > 0)
+			;
+		CHECK_EQ_U64(le_path_depth(sb.active), 0);
+		for (unsigned k = 0; k < 2; k++) {
+			le_path_free(pa[k]);
+			le_path_free(pb[k]);
+			free(pa[k]);
+			free(pb[k]);
+		}
+		fk_fini(&fa);
+		fk_fini(&fb);
+	}
+}
+
+int main(void)
+{
+	plain_means_only_delay();
+	links_agree();
+	swaps_agree();
+	return mt_summary();
+}

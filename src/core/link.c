@@ -106,8 +106,8 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 	le_chance_init(&l->reorder, l->seed, l->direction, cls, LE_STREAM_REORDER);
 	le_codel_init(&l->codel);
 	l->has_queue = le_config_has_queue(cfg);
-	l->plain = !l->has_queue && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set &&
-		   !cfg->jitter && !cfg->reorder_set && !le_config_reorders(cfg);
+	l->stageless = !l->has_queue && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set;
+	l->plain = l->stageless && !cfg->jitter && !cfg->reorder_set && !le_config_reorders(cfg);
 	if (capacity > (1u << 31)) {
 		le_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
 		return -1;
@@ -593,17 +593,47 @@ static void offer_plain(struct le_link *l, void *const *handles, const uint32_t 
 		l->last_deadline = deadline;
 }
 
+/* le_link_offer of a link without per-frame stages or queue, frame by
+ * frame: advance() is the delay line's mark, process() is admit(), and
+ * admit() is the limit and deliver() (jitter, reorder). */
+static void offer_stageless(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			    le_ns_t arrival)
+{
+	struct le_delay_line *d = &l->line;
+
+	l->ctr.rx += n;
+	if (arrival < l->clock)
+		l->ctr.event[LE_EVENT_LATE_ARRIVAL] += n;
+	else
+		l->clock = arrival;
+	for (unsigned i = 0; i < n; i++) {
+		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
+
+		l->ctr.rx_bytes += lens[i];
+		le_delay_line_mark_due(d, l->clock);
+		if (le_delay_line_count(d) >= d->capacity)
+			drop(l, &f, LE_DROP_STALLED);
+		else if (le_delay_line_held(d) + 1 > l->cfg.limit)
+			drop(l, &f, LE_DROP_QUEUE_FULL);
+		else
+			deliver(l, &f, arrival);
+	}
+}
+
 void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			 le_ns_t arrival)
 {
 	/* A frame carried over at a change (queue), or a predecessor whose
 	 * frames `limit` counts: the general path. */
-	if (!l->plain || l->elder != NULL || l->queue.count || l->transit) {
+	if (!l->stageless || l->elder != NULL || l->queue.count || l->transit) {
 		for (unsigned i = 0; i < n; i++)
 			le_link_offer(l, handles[i], lens[i], arrival);
 		return;
 	}
-	offer_plain(l, handles, lens, n, arrival);
+	if (l->plain)
+		offer_plain(l, handles, lens, n, arrival);
+	else
+		offer_stageless(l, handles, lens, n, arrival);
 }
 
 static void count_tx(struct le_link *l, const struct le_frame *out, unsigned n)

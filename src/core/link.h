@@ -78,6 +78,7 @@ struct le_link {
 	/* queue and serializer */
 	int has_queue;
 	int plain;                  /* only a fixed delay: le_link_offer_burst's loop */
+	int stageless;              /* delay, jitter, reorder only: le_link_offer_burst skips process() */
 	struct le_queue queue;
 	struct le_codel_state codel;
 	le_ns_t busy;               /* rate: the serializer is free from then */
@@ -116,7 +117,9 @@ void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arriva
 /* The same for n frames that arrived together, in order: exactly n calls
  * of le_link_offer (same decisions, counts and clock), in a loop of a few
  * instructions per frame when the link only delays (no loss, duplicate,
- * corrupt, jitter, reorder, queue, and no predecessor still holding). */
+ * corrupt, jitter, reorder, queue, and no predecessor still holding), and
+ * without the per-frame stages' calls when it only delays, jitters and
+ * reorders. */
 void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			 le_ns_t arrival);
 

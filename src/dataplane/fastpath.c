@@ -64,40 +64,47 @@ static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 	if (ms->swap.active->nlinks > 1 || compact)
 		for (unsigned i = 0; i < n; i++)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-	if (!compact) {
-		uint32_t lens[DP_BURST_MAX];
-		for (unsigned i = 0; i < n; i++)
-			lens[i] = pkts[i]->pkt_len;
-		if (!use_meta_arrival) {
-			dp_model_slot_offer_burst(ms, (void *const *)pkts, lens, n, now);
-			return;
-		}
-		/* The pipeline's worker: runs of one arrival (an RX burst each). */
-		for (unsigned i = 0, j; i < n; i = j) {
-			le_ns_t arrival = meta_of(t, pkts[i])->arrival;
-			for (j = i + 1; j < n && meta_of(t, pkts[j])->arrival == arrival; j++)
-				;
-			dp_model_slot_offer_burst(ms, (void *const *)&pkts[i], &lens[i], j - i, arrival);
-		}
-		return;
-	}
-	/* Short frames go into the compact store and their mbufs straight
-	 * back to the pool (in one bulk, after the model had them all). */
+	void *handles[DP_BURST_MAX];
+	uint32_t lens[DP_BURST_MAX];
 	struct rte_mbuf *copied[DP_BURST_MAX];
 	unsigned ncopied = 0;
-	for (unsigned i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		le_ns_t arrival = use_meta_arrival ? meta_of(t, m)->arrival : now;
-		uint32_t len = m->pkt_len;
-		void *h = dp_compact_take(cs, t->dir->id, m);
-		if (!h)
-			h = m;
-		else if (likely(m->buf_len >= RTE_PKTMBUF_HEADROOM + LE_COMPACT_SLOT))
-			copied[ncopied++] = m; /* can carry a compact frame out */
-		else
-			rte_pktmbuf_free(m);
-		dp_model_slot_offer(ms, h, len, arrival);
+	le_ns_t arrival[DP_BURST_MAX];
+	for (unsigned i = 0; i < n; i++)
+		lens[i] = pkts[i]->pkt_len;
+	/* The pipeline's worker: each frame's arrival from its mbuf, read
+	 * before a copied frame's mbuf goes back to the pool. */
+	if (use_meta_arrival)
+		for (unsigned i = 0; i < n; i++)
+			arrival[i] = meta_of(t, pkts[i])->arrival;
+	if (!compact) {
+		memcpy(handles, pkts, n * sizeof(pkts[0]));
+	} else {
+		/* Short frames go into the compact store and their mbufs
+		 * straight back to the pool (in one bulk, below). */
+		for (unsigned i = 0; i < n; i++) {
+			struct rte_mbuf *m = pkts[i];
+			void *h = dp_compact_take(cs, dir->id, m);
+			if (!h)
+				h = m;
+			else if (likely(m->buf_len >= RTE_PKTMBUF_HEADROOM + LE_COMPACT_SLOT))
+				copied[ncopied++] = m; /* can carry a compact frame out */
+			else
+				rte_pktmbuf_free(m);
+			handles[i] = h;
+		}
 	}
+	if (!use_meta_arrival) {
+		dp_model_slot_offer_burst(ms, handles, lens, n, now);
+	} else {
+		/* Runs of one arrival (an RX burst each). */
+		for (unsigned i = 0, j; i < n; i = j) {
+			for (j = i + 1; j < n && arrival[j] == arrival[i]; j++)
+				;
+			dp_model_slot_offer_burst(ms, &handles[i], &lens[i], j - i, arrival[i]);
+		}
+	}
+	if (!ncopied)
+		return;
 	/* Kept for the frames leaving next (take_due), the rest freed. */
 	unsigned keep = RTE_DIM(dir->spare) - dir->nspare;
 	if (keep > ncopied)

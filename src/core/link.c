@@ -600,6 +600,7 @@ static void offer_stageless(struct le_link *l, void *const *handles, const uint3
 			    le_ns_t arrival)
 {
 	struct le_delay_line *d = &l->line;
+	int mark = 1;
 
 	l->ctr.rx += n;
 	if (arrival < l->clock)
@@ -610,13 +611,20 @@ static void offer_stageless(struct le_link *l, void *const *handles, const uint3
 		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
 
 		l->ctr.rx_bytes += lens[i];
-		le_delay_line_mark_due(d, l->clock);
-		if (le_delay_line_count(d) >= d->capacity)
+		/* The clock does not move inside a burst: a mark changes
+		 * something only when the frame before became due (a frame
+		 * `reorder` sends at once, or a late one). */
+		if (mark)
+			le_delay_line_mark_due(d, l->clock);
+		mark = 0;
+		if (le_delay_line_count(d) >= d->capacity) {
 			drop(l, &f, LE_DROP_STALLED);
-		else if (le_delay_line_held(d) + 1 > l->cfg.limit)
+		} else if (le_delay_line_held(d) + 1 > l->cfg.limit) {
 			drop(l, &f, LE_DROP_QUEUE_FULL);
-		else
+		} else {
 			deliver(l, &f, arrival);
+			mark = f.deadline <= l->clock;
+		}
 	}
 }
 

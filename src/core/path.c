@@ -516,8 +516,28 @@ void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32
 		le_link_offer_burst(p->chain[0].hop[0], handles, lens, n, arrival);
 		return;
 	}
-	for (unsigned i = 0; i < n; i++)
-		le_path_enqueue(p, handles[i], lens[i], arrival);
+	/* Consecutive frames of one class go to its link in one call; each
+	 * link still gets its own frames in arrival order, and links do not
+	 * share state. Punted frames go one by one, in order. */
+	while (n > 0) {
+		unsigned cls[64], c = n < 64 ? n : 64;
+		for (unsigned i = 0; i < c; i++)
+			cls[i] = le_path_classify(p, handles[i], lens[i]);
+		for (unsigned i = 0, j; i < c; i = j) {
+			unsigned k = cls[i];
+			for (j = i + 1; j < c && cls[j] == k; j++)
+				;
+			if (p->punted && k > 0 && (p->punted >> (k - 1)) & 1) {
+				for (unsigned m = i; m < j; m++)
+					p->ops.punt(p->ops.punt_ctx, p, k, handles[m], lens[m], arrival);
+				continue;
+			}
+			le_link_offer_burst(p->chain[k].hop[0], &handles[i], &lens[i], j - i, arrival);
+		}
+		handles += c;
+		lens += c;
+		n -= c;
+	}
 }
 
 void le_path_offer_class(struct le_path *p, unsigned cls, void *handle, uint32_t len, le_ns_t arrival)

@@ -216,10 +216,11 @@ static void swaps_agree(void)
 					h[i] = fk_new(&fa, len[i]);
 					if (fk_new(&fb, len[i]) != h[i])
 						break;
-					/* half TCP, half UDP, for the class rules */
+					/* half TCP, half UDP, in runs of 1 to 4, for
+					 * the class rules */
 					fa.data[fk_idx(h[i])][12] = fb.data[fk_idx(h[i])][12] = 0x08;
 					fa.data[fk_idx(h[i])][14] = fb.data[fk_idx(h[i])][14] = 0x45;
-					fa.data[fk_idx(h[i])][23] = fb.data[fk_idx(h[i])][23] = (i & 1) ? 6 : 17;
+					fa.data[fk_idx(h[i])][23] = fb.data[fk_idx(h[i])][23] = ((i / (1 + step % 4)) & 1) ? 6 : 17;
 				}
 				for (unsigned i = 0; i < s.burst; i++)
 					le_swap_offer(&sa, h[i], len[i], s.t);

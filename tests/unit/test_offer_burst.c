@@ -54,6 +54,31 @@ static struct twin_step next_step(struct le_rng *r, le_ns_t *clock)
 	return s;
 }
 
+/* n frames of random length (60 .. 59 + spread) in both twins' pools,
+ * under the same handles; 0 when the pools went apart. run > 0: IPv4
+ * frames, UDP and TCP alternating in runs of `run` frames. */
+static int twin_frames(struct fakes *fa, struct fakes *fb, struct le_rng *r, unsigned n, uint32_t spread,
+		       unsigned run, void **h, uint32_t *len)
+{
+	for (unsigned i = 0; i < n; i++) {
+		len[i] = 60 + (uint32_t)le_rng_below(r, spread);
+		h[i] = fk_new(fa, len[i]);
+		if (fk_new(fb, len[i]) != h[i]) {
+			CHECK(0, "the twins' frame pools went apart");
+			return 0;
+		}
+		if (run == 0)
+			continue;
+		for (struct fakes *fk = fa; fk != NULL; fk = fk == fa ? fb : NULL) {
+			uint8_t *b = fk->data[fk_idx(h[i])];
+			b[12] = 0x08; /* IPv4 */
+			b[14] = 0x45;
+			b[23] = ((i / run) & 1) ? 6 : 17;
+		}
+	}
+	return 1;
+}
+
 static int same_frames(const struct le_frame *a, const struct le_frame *b, unsigned n, const char *what)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -95,12 +120,8 @@ static void links_agree(void)
 
 				/* Both twins' frames first: copies made while
 				 * offering must get the same numbers in both. */
-				for (unsigned i = 0; i < s.burst; i++) {
-					len[i] = 60 + (unsigned)le_rng_below(&r, 1455);
-					h[i] = fk_new(&fa, len[i]);
-					if (fk_new(&fb, len[i]) != h[i])
-						break;
-				}
+				if (!twin_frames(&fa, &fb, &r, s.burst, 1455, 0, h, len))
+					break;
 				for (unsigned i = 0; i < s.burst; i++)
 					le_link_offer(&a, h[i], len[i], s.t);
 				plain_seen += b.plain;
@@ -211,17 +232,10 @@ static void swaps_agree(void)
 				void *h[32];
 				uint32_t len[32];
 
-				for (unsigned i = 0; i < s.burst; i++) {
-					len[i] = 60 + (unsigned)le_rng_below(&r, 100);
-					h[i] = fk_new(&fa, len[i]);
-					if (fk_new(&fb, len[i]) != h[i])
-						break;
-					/* half TCP, half UDP, in runs of 1 to 4, for
-					 * the class rules */
-					fa.data[fk_idx(h[i])][12] = fb.data[fk_idx(h[i])][12] = 0x08;
-					fa.data[fk_idx(h[i])][14] = fb.data[fk_idx(h[i])][14] = 0x45;
-					fa.data[fk_idx(h[i])][23] = fb.data[fk_idx(h[i])][23] = ((i / (1 + step % 4)) & 1) ? 6 : 17;
-				}
+				/* half TCP, half UDP, in runs of 1 to 4, for the
+				 * class rules */
+				if (!twin_frames(&fa, &fb, &r, s.burst, 100, 1 + step % 4, h, len))
+					break;
 				for (unsigned i = 0; i < s.burst; i++)
 					le_swap_offer(&sa, h[i], len[i], s.t);
 				le_swap_offer_burst(&sb, h, len, s.burst, s.t);

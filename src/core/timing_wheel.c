@@ -126,6 +126,32 @@ static uint64_t find_from(const struct le_timing_wheel *w, uint64_t pos)
 
 /* --- the overflow heap -------------------------------------------------------- */
 
+/* Entries are built field by field (from le_link's deliver(), which sets
+ * the deadline last) and then copied on at once: a struct copy reads them
+ * in 16-byte loads, which the CPU cannot serve from the narrower stores
+ * still in its store buffer, and each such load waits for those stores
+ * to reach the cache (perf: a quarter of the jitter row's deliver(), and
+ * again in place()). Loads of the stores' own widths are forwarded at
+ * once; vectorizing them back into wide loads is what must not happen. */
+#define SCALAR_COPY __attribute__((optimize("no-tree-slp-vectorize")))
+
+SCALAR_COPY static inline void entry_from(struct le_wheel_entry *e, const struct le_frame *f, uint64_t seq)
+{
+	e->f.handle = f->handle;
+	e->f.len = f->len;
+	e->f.cls = f->cls;
+	e->f.flags = f->flags;
+	e->f.arrival = f->arrival;
+	e->f.deadline = f->deadline;
+	e->seq = seq;
+}
+
+/* *dst = *src for an entry just built by entry_from. */
+SCALAR_COPY static inline void entry_copy(struct le_wheel_entry *dst, const struct le_wheel_entry *src)
+{
+	entry_from(dst, &src->f, src->seq);
+}
+
 static void heap_push(struct le_timing_wheel *w, const struct le_wheel_entry *e)
 {
 	uint32_t i = w->nover++;
@@ -137,7 +163,7 @@ static void heap_push(struct le_timing_wheel *w, const struct le_wheel_entry *e)
 		w->over[i] = w->over[parent];
 		i = parent;
 	}
-	w->over[i] = *e;
+	entry_copy(&w->over[i], e);
 }
 
 static void heap_pop(struct le_timing_wheel *w, struct le_wheel_entry *out)
@@ -204,7 +230,7 @@ static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct 
 		b->n = 0;
 	}
 	c = &w->chunk[b->tail];
-	c->e[b->n++] = *e;
+	entry_copy(&c->e[b->n++], e);
 }
 
 /* Into the sorted front array, keeping it sorted. */
@@ -213,7 +239,7 @@ static void front_insert(struct le_timing_wheel *w, const struct le_wheel_entry 
 	uint32_t lo = w->fr_head, hi = w->fr_head + w->fr_n;
 
 	if (w->fr_n && before(e, &w->fr[lo]) && lo > 0) {
-		w->fr[--w->fr_head] = *e; /* a late frame, first to leave */
+		entry_copy(&w->fr[--w->fr_head], e); /* a late frame, first to leave */
 		w->fr_n++;
 		return;
 	}
@@ -224,7 +250,7 @@ static void front_insert(struct le_timing_wheel *w, const struct le_wheel_entry 
 		hi = w->fr_n;
 	}
 	if (w->fr_n == 0 || !before(e, &w->fr[hi - 1])) {
-		w->fr[hi] = *e;
+		entry_copy(&w->fr[hi], e);
 		w->fr_n++;
 		return;
 	}
@@ -238,7 +264,7 @@ static void front_insert(struct le_timing_wheel *w, const struct le_wheel_entry 
 				a = m + 1;
 		}
 		memmove(w->fr + a + 1, w->fr + a, (hi - a) * sizeof(*w->fr));
-		w->fr[a] = *e;
+		entry_copy(&w->fr[a], e);
 		w->fr_n++;
 	}
 }
@@ -510,8 +536,7 @@ int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
 		run_append(w, f);
 		return 0;
 	}
-	e.f = *f;
-	e.seq = w->seq++;
+	entry_from(&e, f, w->seq++);
 	place(w, &e);
 	return 0;
 }

@@ -126,28 +126,15 @@ static uint64_t find_from(const struct le_timing_wheel *w, uint64_t pos)
 
 /* --- the overflow heap -------------------------------------------------------- */
 
-/* Entries are built field by field (from le_link's deliver(), which sets
- * the deadline last) and then copied on at once: a struct copy reads them
- * in 16-byte loads, which the CPU cannot serve from the narrower stores
- * still in its store buffer, and each such load waits for those stores
- * to reach the cache (perf: a quarter of the jitter row's deliver(), and
- * again in place()). Loads of the stores' own widths are forwarded at
- * once; vectorizing them back into wide loads is what must not happen. */
-#define SCALAR_COPY __attribute__((optimize("no-tree-slp-vectorize")))
-
-SCALAR_COPY static inline void entry_from(struct le_wheel_entry *e, const struct le_frame *f, uint64_t seq)
+/* Entries are built and copied field by field: see le_frame_copy. */
+LE_SCALAR_COPY static inline void entry_from(struct le_wheel_entry *e, const struct le_frame *f, uint64_t seq)
 {
-	e->f.handle = f->handle;
-	e->f.len = f->len;
-	e->f.cls = f->cls;
-	e->f.flags = f->flags;
-	e->f.arrival = f->arrival;
-	e->f.deadline = f->deadline;
+	le_frame_copy(&e->f, f);
 	e->seq = seq;
 }
 
 /* *dst = *src for an entry just built by entry_from. */
-SCALAR_COPY static inline void entry_copy(struct le_wheel_entry *dst, const struct le_wheel_entry *src)
+LE_SCALAR_COPY static inline void entry_copy(struct le_wheel_entry *dst, const struct le_wheel_entry *src)
 {
 	entry_from(dst, &src->f, src->seq);
 }

@@ -121,7 +121,8 @@ def main():
     ap.add_argument("--lcore", type=int, default=1, help="lcore that forwards (default 1)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     ap.add_argument("--compare", metavar="BINARY",
-                    help="also run this linkemud build on every row, same rounds (before/after)")
+                    help="also run this linkemud build on every row, same rounds (before/after; "
+                         "the two builds take turns going first)")
     a = ap.parse_args()
 
     if a.quick:
@@ -134,11 +135,16 @@ def main():
         print(f"[round {r + 1}/{a.rounds}] testpmd io ...", file=sys.stderr, flush=True)
         base.append(run_testpmd(f"0,{a.lcore}" if a.lcore else "0-1", a.seconds))
         for link in links:
-            print(f"[round {r + 1}/{a.rounds}] linkemud '{link}' ...", file=sys.stderr, flush=True)
-            ours[link].append(run_linkemud(a.lcore, a.seconds, link))
-            if a.compare:
-                print(f"[round {r + 1}/{a.rounds}] {a.compare} '{link}' ...", file=sys.stderr, flush=True)
-                other[link].append(run_linkemud(a.lcore, a.seconds, link, a.compare))
+            # With --compare the two builds take turns going first: on
+            # this VM the second of two back-to-back runs is not a fair
+            # copy of the first (rates move by 10-30 % between starts).
+            order = [(None, ours), (a.compare, other)] if a.compare else [(None, ours)]
+            if r % 2:
+                order.reverse()
+            for binary, into in order:
+                print(f"[round {r + 1}/{a.rounds}] {binary or 'linkemud'} '{link}' ...", file=sys.stderr,
+                      flush=True)
+                into[link].append(run_linkemud(a.lcore, a.seconds, link, binary))
     m_base = statistics.median(x["tx_pps"] for x in base)
     rows = []
     for link in links:

@@ -107,15 +107,7 @@ void le_delay_line_push_run(struct le_delay_line *d, void *const *handles, const
 		len[(tail + i) & mask] = lens[i];
 	}
 	d->count += k;
-	if (d->rcount > d->rdue) {
-		struct le_delay_run *r = &d->run[(d->rhead + d->rcount - 1) & mask];
-		if (r->deadline == deadline && r->arrival == arrival && r->tag == cls) {
-			r->n += k;
-			return;
-		}
-	}
-	d->run[(d->rhead + d->rcount) & mask] = (struct le_delay_run){ arrival, deadline, k, cls };
-	d->rcount++;
+	le_delay_line_join_run(d, arrival, deadline, cls, k);
 }
 
 void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now)

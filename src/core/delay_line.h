@@ -75,6 +75,23 @@ int le_delay_line_init_runs(struct le_delay_line *d, uint32_t capacity);
 void le_delay_line_free(struct le_delay_line *d);
 /* -1 when full. A FIFO line takes deadlines in non-decreasing order. */
 int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f);
+/* Runs form: k frames just stored at the ring's tail, with these fields,
+ * into the runs. The last run takes them when it is not due yet (a frame
+ * becomes due only at a mark_due after its push) and has the same
+ * fields; else they start a new one. */
+static inline void le_delay_line_join_run(struct le_delay_line *d, le_ns_t arrival, le_ns_t deadline, uint32_t tag,
+					  uint32_t k)
+{
+	if (d->rcount > d->rdue) {
+		struct le_delay_run *r = &d->run[(d->rhead + d->rcount - 1) & d->mask];
+		if (r->deadline == deadline && r->arrival == arrival && r->tag == tag) {
+			r->n += k;
+			return;
+		}
+	}
+	d->run[(d->rhead + d->rcount) & d->mask] = (struct le_delay_run){ arrival, deadline, k, tag };
+	d->rcount++;
+}
 /* A FIFO line's push (either form), for a caller that checked the room
  * (count < capacity): inline, it costs a store or two. */
 static inline void le_delay_line_push_fifo(struct le_delay_line *d, const struct le_frame *f)
@@ -88,18 +105,7 @@ static inline void le_delay_line_push_fifo(struct le_delay_line *d, const struct
 	}
 	d->handle[tail] = f->handle;
 	d->len[tail] = f->len;
-	/* The last run takes it when it is not due yet (a frame becomes due
-	 * only at a mark_due after its push) and has the same fields. */
-	uint32_t tag = le_delay_run_tag(f);
-	if (d->rcount > d->rdue) {
-		struct le_delay_run *r = &d->run[(d->rhead + d->rcount - 1) & d->mask];
-		if (r->deadline == f->deadline && r->arrival == f->arrival && r->tag == tag) {
-			r->n++;
-			return;
-		}
-	}
-	d->run[(d->rhead + d->rcount) & d->mask] = (struct le_delay_run){ f->arrival, f->deadline, 1, tag };
-	d->rcount++;
+	le_delay_line_join_run(d, f->arrival, f->deadline, le_delay_run_tag(f), 1);
 }
 /* Runs form: k frames (k <= capacity - count) with one arrival, deadline
  * and class, as k pushes would (they join the last run when it is not due

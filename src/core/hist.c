@@ -43,23 +43,6 @@ uint64_t le_hist_bucket_high(unsigned idx)
 	return le_hist_bucket_low(idx) + ((uint64_t)1 << (idx / LE_HIST_HALF - 1)) - 1;
 }
 
-void le_hist_record(struct le_hist *h, uint64_t v)
-{
-	unsigned idx;
-
-	if (v >> LE_HIST_MAX_BITS) {
-		h->overflow++;
-		idx = LE_HIST_BUCKETS - 1;
-	} else {
-		idx = le_hist_index(v);
-	}
-	h->bucket[idx]++;
-	h->count++;
-	h->sum += (double)v;
-	h->min = v < h->min ? v : h->min;
-	h->max = v > h->max ? v : h->max;
-}
-
 void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n)
 {
 	unsigned idx;
@@ -75,6 +58,11 @@ void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n)
 	h->sum += (double)v * (double)n;
 	h->min = v < h->min ? v : h->min;
 	h->max = v > h->max ? v : h->max;
+}
+
+void le_hist_record(struct le_hist *h, uint64_t v)
+{
+	le_hist_record_n(h, v, 1);
 }
 
 void le_hist_merge(struct le_hist *dst, const struct le_hist *src)

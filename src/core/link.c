@@ -47,7 +47,7 @@ static int init_line(struct le_delay_line *d, const struct le_link_config *cfg, 
 	/* A fixed delay without serializer: frames arriving together share
 	 * their deadline, and the runs form keeps them in a third of the
 	 * bytes. Without delay they leave at once (nothing to keep small). */
-	if (!le_config_reorders(cfg) && !le_config_has_queue(cfg) && !cfg->jitter && cfg->delay)
+	if (!le_config_has_queue(cfg) && !cfg->jitter && !cfg->reorder_set && cfg->delay)
 		return le_delay_line_init_runs(d, capacity);
 	if (!le_config_reorders(cfg))
 		return le_delay_line_init(d, capacity);
@@ -107,7 +107,7 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 	le_codel_init(&l->codel);
 	l->has_queue = le_config_has_queue(cfg);
 	l->stageless = !l->has_queue && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set;
-	l->plain = l->stageless && !cfg->jitter && !cfg->reorder_set && !le_config_reorders(cfg);
+	l->plain = l->stageless && !cfg->jitter && !cfg->reorder_set;
 	if (capacity > (1u << 31)) {
 		le_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
 		return -1;
@@ -487,16 +487,23 @@ static void process(struct le_link *l, struct le_frame *f, int is_copy)
 	}
 }
 
+/* n frames arriving at `arrival`: counted (bytes apart), and the clock
+ * moved to them, or each counted late when it is already past. */
+static void arrive(struct le_link *l, unsigned n, le_ns_t arrival)
+{
+	l->ctr.rx += n;
+	if (arrival < l->clock)
+		l->ctr.event[LE_EVENT_LATE_ARRIVAL] += n;
+	else
+		l->clock = arrival;
+}
+
 void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arrival)
 {
 	struct le_frame f = { handle, len, (uint16_t)l->cls, 0, arrival, 0 };
 
-	l->ctr.rx++;
+	arrive(l, 1, arrival);
 	l->ctr.rx_bytes += len;
-	if (arrival < l->clock)
-		l->ctr.event[LE_EVENT_LATE_ARRIVAL]++;
-	else
-		l->clock = arrival;
 	/* Everything up to now happens before this frame is there. */
 	advance(l, l->clock);
 	process(l, &f, 0);
@@ -550,11 +557,7 @@ static void offer_plain(struct le_link *l, void *const *handles, const uint32_t 
 	le_ns_t deadline = add_sat(arrival, c->delay);
 	int last_due = 0, pushed = 0;
 
-	l->ctr.rx += n;
-	if (arrival < l->clock)
-		l->ctr.event[LE_EVENT_LATE_ARRIVAL] += n;
-	else
-		l->clock = arrival;
+	arrive(l, n, arrival);
 	le_delay_line_mark_due(d, l->clock);
 	le_delay_line_prefetch_tail(d, n);
 	/* `noreorder` without jitter: the deadline never falls below the
@@ -602,11 +605,7 @@ static void offer_stageless(struct le_link *l, void *const *handles, const uint3
 	struct le_delay_line *d = &l->line;
 	int mark = 1;
 
-	l->ctr.rx += n;
-	if (arrival < l->clock)
-		l->ctr.event[LE_EVENT_LATE_ARRIVAL] += n;
-	else
-		l->clock = arrival;
+	arrive(l, n, arrival);
 	for (unsigned i = 0; i < n; i++) {
 		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
 

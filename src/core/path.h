@@ -124,7 +124,8 @@ unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len);
 /* Classifies and offers a frame; the path keeps it or frees it. */
 void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arrival);
 /* n frames that arrived together, in order: le_path_enqueue of each.
- * One class only: the link takes them in one call (le_link_offer_burst). */
+ * Each run of consecutive frames of one class reaches its link in one
+ * call (le_link_offer_burst). */
 void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32_t *lens, unsigned n,
 			   le_ns_t arrival);
 /* A frame that a punted class's process returned (or injected): into

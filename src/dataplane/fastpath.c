@@ -76,11 +76,12 @@ static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 	if (use_meta_arrival)
 		for (unsigned i = 0; i < n; i++)
 			arrival[i] = meta_of(t, pkts[i])->arrival;
-	if (!compact) {
-		memcpy(handles, pkts, n * sizeof(pkts[0]));
-	} else {
+	/* The model's handles: the mbufs themselves, or compact handles. */
+	void *const *hs = (void *const *)pkts;
+	if (compact) {
 		/* Short frames go into the compact store and their mbufs
 		 * straight back to the pool (in one bulk, below). */
+		hs = handles;
 		for (unsigned i = 0; i < n; i++) {
 			struct rte_mbuf *m = pkts[i];
 			void *h = dp_compact_take(cs, dir->id, m);
@@ -94,13 +95,13 @@ static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 		}
 	}
 	if (!use_meta_arrival) {
-		dp_model_slot_offer_burst(ms, handles, lens, n, now);
+		dp_model_slot_offer_burst(ms, hs, lens, n, now);
 	} else {
 		/* Runs of one arrival (an RX burst each). */
 		for (unsigned i = 0, j; i < n; i = j) {
 			for (j = i + 1; j < n && arrival[j] == arrival[i]; j++)
 				;
-			dp_model_slot_offer_burst(ms, &handles[i], &lens[i], j - i, arrival[i]);
+			dp_model_slot_offer_burst(ms, &hs[i], &lens[i], j - i, arrival[i]);
 		}
 	}
 	if (!ncopied)

@@ -27,7 +27,11 @@ A2B = (f"delay 10ms 2ms 20% distribution normal loss gemodel 1% 30% 70% 0% dupli
        f"class icmp match proto icmp : delay 2ms slot 1ms 2ms packets 4 ; "
        f"class udp match proto udp dport 5302 : trace {TRACE} limit 3000")
 B2A = "delay 5ms 1ms noreorder loss 0.5% 25% ecn duplicate 0.5% rate 100mbit limit-bytes 1mb drop-head"
+# The bed starts lossless (see Traffic.start); every stage follows, live.
+START = "delay 5ms"
 LIVE_SETS = [
+    ("a2b", A2B),
+    ("b2a", B2A),
     ("a2b", "delay 3ms 1ms distribution pareto loss state 1% 20% 5% 50% 0.1% rate 150mbit limit 1500"),
     ("b2a", "slot distribution paretonormal 2ms 1ms bytes 64kb limit 4000"),
     ("a2b", A2B),
@@ -55,12 +59,12 @@ def test_sanitized_daemon_with_every_stage(bed_up, run_link, monkeypatch, tmp_pa
     need(daemon.exists(), f"{daemon} not built: run `make sanitize`")
     for k, v in sanitizer_env(tmp_path).items():
         monkeypatch.setenv(k, v)        # the kit's `linkemu run` passes our environment on
-    link = run_link(A2B, B2A)
-    traffic = Traffic(bed_up, seconds=8, udp_rate="5M", ping_interval=0.1).start()
+    link = run_link(START, START)
+    traffic = Traffic(bed_up, seconds=10, udp_rate="5M", ping_interval=0.1).start()
     with link.client() as ctl:
         for d, grammar in LIVE_SETS:
-            time.sleep(1.0)
             ctl.call(f"set {d} {grammar}")
+            time.sleep(1.0)
         results = traffic.finish()
         stats = ctl.stats()
     assert not conservation_problems(stats)

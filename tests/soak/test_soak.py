@@ -167,14 +167,16 @@ def test_soak(bed_up, run_link, tmp_path):
     # thread's 1 ms sleeps while it waits for the lcore can last far longer.
     with link.client(timeout=30.0) as ctl:
         figures["baseline_error_p99_ns"] = baseline_error_p99(bed_up, ctl)
-        for d, grammar in (("a2b", cycle[0]), ("b2a", cycle[1])):
-            ctl.call(f"set {d} {grammar}")
         time.sleep(1.0)
         ctl.reset_stats()
         idle = ctl.stats()
+        # The tools start over the baseline's lossless links (see
+        # Traffic.start); the storm's links follow once their streams are up.
         traffic = Traffic(bed_up, seconds=SOAK_SECONDS, udp_rate="20M", tcp_rate=TCP_RATE,
                           ping_interval=0.05).start()
         try:
+            for d, grammar in (("a2b", cycle[0]), ("b2a", cycle[1])):
+                ctl.call(f"set {d} {grammar}")
             problems, set_failures = set_storm(ctl, cycle, pid, figures)
         finally:
             results = traffic.finish()

@@ -108,6 +108,8 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 	l->has_queue = le_config_has_queue(cfg);
 	l->stageless = !l->has_queue && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set;
 	l->plain = l->stageless && !cfg->jitter && !cfg->reorder_set;
+	l->rate_len = UINT32_MAX; /* no frame is that long: nothing timed yet */
+	l->settled = 0;
 	if (capacity > (1u << 31)) {
 		le_err(err, errlen, "limit %u needs more than 2^31 frames of storage", (unsigned)cfg->limit);
 		return -1;
@@ -305,7 +307,12 @@ static void serve(struct le_link *l, le_ns_t t)
 		if (take(l, s, &f) < 0)
 			continue; /* CoDel dropped all it could take at s */
 		if (c->rate.bps) {
-			l->busy = add_sat(s, le_rate_packet_time(&c->rate, f.len));
+			/* A 128-bit division per frame, unless the length repeats. */
+			if (f.len != l->rate_len) {
+				l->rate_len = f.len;
+				l->rate_time = le_rate_packet_time(&c->rate, f.len);
+			}
+			l->busy = add_sat(s, l->rate_time);
 			deliver(l, &f, l->busy);
 		} else {
 			le_slot_consume(&l->slot, &c->slot, f.len);
@@ -374,6 +381,7 @@ static void advance(struct le_link *l, le_ns_t t)
 			serve(l, t);
 	}
 	le_delay_line_mark_due(&l->line, t);
+	l->settled = 1;
 }
 
 /* Would the frame overflow a limit? */
@@ -398,6 +406,9 @@ static int admit(struct le_link *l, struct le_frame *f)
 			return -1;
 		}
 		deliver(l, f, f->arrival);
+		/* Due already (reorder, delay 0): the next advance marks it. */
+		if (f->deadline <= l->clock)
+			l->settled = 0;
 		return 0;
 	}
 	while (over(l, f)) {
@@ -627,14 +638,37 @@ static void offer_stageless(struct le_link *l, void *const *handles, const uint3
 	}
 }
 
+/* le_link_offer for each frame, without the advance before each: the
+ * clock does not move inside a burst, and advance(clock) run twice gives
+ * what it gave once (the serializers stop at a frame that starts after
+ * the clock, the line is marked up to it) unless something changed in
+ * between that an advance acts on. Queue admission ends with an advance;
+ * a drop (loss, limit, drop-head) leaves nothing an advance would serve
+ * sooner; only a frame put on the line due at once (no serializer:
+ * reorder, a zero delay) needs the next advance's mark: `settled` says
+ * so. */
+static void offer_framewise(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			    le_ns_t arrival)
+{
+	arrive(l, n, arrival);
+	l->settled = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
+
+		l->ctr.rx_bytes += lens[i];
+		if (!l->settled)
+			advance(l, l->clock);
+		process(l, &f, 0);
+	}
+}
+
 void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			 le_ns_t arrival)
 {
-	/* A frame carried over at a change (queue), or a predecessor whose
-	 * frames `limit` counts: the general path. */
+	/* Any stage beyond delay, a frame carried over at a change (queue),
+	 * or a predecessor whose frames `limit` counts: frame by frame. */
 	if (!l->stageless || l->elder != NULL || l->queue.count || l->transit) {
-		for (unsigned i = 0; i < n; i++)
-			le_link_offer(l, handles[i], lens[i], arrival);
+		offer_framewise(l, handles, lens, n, arrival);
 		return;
 	}
 	if (l->plain)

@@ -82,6 +82,8 @@ struct le_link {
 	struct le_queue queue;
 	struct le_codel_state codel;
 	le_ns_t busy;               /* rate: the serializer is free from then */
+	uint32_t rate_len;          /* rate: the last frame length timed, */
+	le_ns_t rate_time;          /* and its time on the wire (a burst's frames share lengths) */
 	le_ns_t floor;              /* no frame is served before (le_link_inherit) */
 	struct le_trace trace;
 	struct le_trace_pos tpos;
@@ -92,6 +94,7 @@ struct le_link {
 
 	le_ns_t last_deadline;      /* largest deadline given (noreorder) */
 	le_ns_t clock;
+	int settled;                /* advance(clock) ran and nothing since would change another */
 	struct le_delay_line line;
 	struct le_counters ctr;
 

@@ -28,6 +28,16 @@ static const char *const links[] = {
 	"delay 1ms reorder 25% limit 30",
 	"rate 100mbit limit 10",
 	"delay 50us duplicate 5% corrupt 5% limit 20",
+	/* Frame by frame without an advance before each (offer_framewise):
+	 * serializers, a queue limit with drop-head, CoDel, slots, frames due
+	 * at once with no serializer, all stages. */
+	"delay 1ms rate 50mbit 20 limit 30 drop-head",
+	"rate 20mbit limit-bytes 6000 codel target 100us interval 1ms",
+	"delay 20us slot 20us 40us packets 3 limit 30",
+	"delay 3us reorder 50% loss 5% limit 20",
+	"delay 0 duplicate 20% limit 8",
+	"delay 300us 200us loss gemodel 5% 20% duplicate 10% corrupt 5% reorder 20% gap 2 "
+	"rate 300mbit limit 25",
 };
 
 struct twin_step {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -31,12 +32,42 @@ def _wait_listening(ns: str, port: int, proto: str, timeout: float, proc) -> Non
     raise LinkemuError(f"server in {ns} not listening on {proto} port {port} after {timeout} s")
 
 
+# iperf3's errors in setting up a data stream. A UDP stream is set up with
+# one datagram each way and no retry (the client gives up after 30 s), so on
+# a link with loss a lost setup datagram fails the run before any data moved:
+# worth one more try, which is said on stderr.
+SETUP_ERRORS = ("unable to read from stream socket", "unable to write to stream socket",
+                "unable to connect stream")
+
+
+def setup_failed(out: dict) -> bool:
+    """iperf3 failed while setting up its streams, before measuring."""
+    err = str(out.get("error") or "")
+    return not out.get("intervals") and any(e in err for e in SETUP_ERRORS)
+
+
 def iperf3_run(bed: Bed, client_args: list[str], seconds: float, port: int,
-               server_cpus: str | None, client_cpus: str | None, label: str = "iperf3") -> dict:
+               server_cpus: str | None, client_cpus: str | None, label: str = "iperf3",
+               setup_retries: int = 1) -> dict:
     """One iperf3 measurement src -> dst: a one-off server in dst, the client
     in src with `client_args` after `-c ADDR -p PORT -J`; returns the
-    client's -J output. The server is always stopped. Raises, prefixed with
-    `label`, if iperf3 prints no JSON or reports an error."""
+    client's -J output. The server is always stopped. A run that fails in
+    setting up its streams (SETUP_ERRORS) is tried again, up to
+    `setup_retries` times. Raises, prefixed with `label`, if iperf3 prints
+    no JSON or reports an error."""
+    for attempt in range(setup_retries + 1):
+        out = _iperf3_once(bed, client_args, seconds, port, server_cpus, client_cpus, label)
+        if not setup_failed(out) or attempt == setup_retries:
+            break
+        print(f"{label}: {out['error']} (a setup datagram lost on the link?); trying again",
+              file=sys.stderr, flush=True)
+    if out.get("error"):
+        raise LinkemuError(f"{label}: {out['error']}")
+    return out
+
+
+def _iperf3_once(bed: Bed, client_args: list[str], seconds: float, port: int,
+                 server_cpus: str | None, client_cpus: str | None, label: str) -> dict:
     server = subprocess.Popen(
         netns.ns_exec_argv(bed.ns_dst, ["iperf3", "-s", "-1", "-p", str(port), "-B", bed.addr_dst],
                            cpus=server_cpus),
@@ -47,13 +78,10 @@ def iperf3_run(bed: Bed, client_args: list[str], seconds: float, port: int,
         cmd = ["iperf3", "-c", bed.addr_dst, "-p", str(port), "-J", *client_args]
         cp = netns.ns_run(bed.ns_src, cmd, cpus=client_cpus, check=False, timeout=seconds + 60)
         try:
-            out = json.loads(cp.stdout)
+            return json.loads(cp.stdout)
         except json.JSONDecodeError as e:
             raise LinkemuError(f"{label} printed no JSON ({cp.returncode}): "
                                f"{(cp.stderr or cp.stdout).strip()[:500]}") from e
-        if out.get("error"):
-            raise LinkemuError(f"{label}: {out['error']}")
-        return out
     finally:
         procs.terminate(server.pid, 5.0, popen=server)
         if server.stderr:

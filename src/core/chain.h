@@ -51,6 +51,12 @@ static inline void le_chain_offer(struct le_chain *c, void *handle, uint32_t len
 {
 	le_link_offer(c->hop[0], handle, len, arrival);
 }
+/* n frames that arrived together, in order (le_link_offer_burst). */
+static inline void le_chain_offer_burst(struct le_chain *c, void *const *handles, const uint32_t *lens, unsigned n,
+					le_ns_t arrival)
+{
+	le_link_offer_burst(c->hop[0], handles, lens, n, arrival);
+}
 
 /* Hands every frame whose deadline at hop i is <= now on to hop i+1,
  * hop by hop, so the last hop then holds every frame that can leave the

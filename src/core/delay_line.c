@@ -9,18 +9,19 @@
 /* Span of an ordered line's wheel when the caller gives none. */
 #define DEFAULT_HORIZON_NS (16 * LE_NS_PER_MS)
 
-/* 0: FIFO, 1: ordered, 2: runs */
-static int init(struct le_delay_line *d, uint32_t capacity, int form, le_ns_t horizon_ns)
+enum line_form { FORM_FIFO, FORM_ORDERED, FORM_RUNS };
+
+static int init(struct le_delay_line *d, uint32_t capacity, enum line_form form, le_ns_t horizon_ns)
 {
 	uint32_t cap = 1;
-	int ordered = form == 1;
+	int ordered = form == FORM_ORDERED;
 
 	memset(d, 0, sizeof(*d));
 	if (capacity > (1u << 31)) /* the next power of two would not fit */
 		return -1;
 	while (cap < capacity)
 		cap <<= 1;
-	if (form == 2) {
+	if (form == FORM_RUNS) {
 		d->runs = 1;
 		d->handle = malloc((size_t)cap * sizeof(*d->handle));
 		d->len = malloc((size_t)cap * sizeof(*d->len));
@@ -51,22 +52,22 @@ static int init(struct le_delay_line *d, uint32_t capacity, int form, le_ns_t ho
 
 int le_delay_line_init_form(struct le_delay_line *d, uint32_t capacity, int ordered)
 {
-	return init(d, capacity, ordered ? 1 : 0, DEFAULT_HORIZON_NS);
+	return init(d, capacity, ordered ? FORM_ORDERED : FORM_FIFO, DEFAULT_HORIZON_NS);
 }
 
 int le_delay_line_init_runs(struct le_delay_line *d, uint32_t capacity)
 {
-	return init(d, capacity, 2, 0);
+	return init(d, capacity, FORM_RUNS, 0);
 }
 
 int le_delay_line_init_ordered(struct le_delay_line *d, uint32_t capacity, le_ns_t horizon_ns)
 {
-	return init(d, capacity, 1, horizon_ns);
+	return init(d, capacity, FORM_ORDERED, horizon_ns);
 }
 
 int le_delay_line_init(struct le_delay_line *d, uint32_t capacity)
 {
-	return init(d, capacity, 0, 0);
+	return init(d, capacity, FORM_FIFO, 0);
 }
 
 void le_delay_line_free(struct le_delay_line *d)

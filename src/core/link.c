@@ -509,17 +509,6 @@ static void arrive(struct le_link *l, unsigned n, le_ns_t arrival)
 		l->clock = arrival;
 }
 
-void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arrival)
-{
-	struct le_frame f = { handle, len, (uint16_t)l->cls, 0, arrival, 0 };
-
-	arrive(l, 1, arrival);
-	l->ctr.rx_bytes += len;
-	/* Everything up to now happens before this frame is there. */
-	advance(l, l->clock);
-	process(l, &f, 0);
-}
-
 /* offer_plain's common case in the runs form: no frame of the burst is
  * due yet (deadline > clock), so none becomes due between two of them and
  * the frames admitted are a prefix, as many as the line's capacity and
@@ -656,10 +645,16 @@ static void offer_framewise(struct le_link *l, void *const *handles, const uint3
 		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
 
 		l->ctr.rx_bytes += lens[i];
+		/* Everything up to now happens before this frame is there. */
 		if (!l->settled)
 			advance(l, l->clock);
 		process(l, &f, 0);
 	}
+}
+
+void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arrival)
+{
+	offer_framewise(l, &handle, &len, 1, arrival);
 }
 
 void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,

@@ -497,12 +497,18 @@ unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len)
 	return le_class_set_lookup(&p->rules, &pkt);
 }
 
+/* Class k's frames go to a process first; they come back by
+ * le_path_offer_class. */
+static int punted(const struct le_path *p, unsigned k)
+{
+	return p->punted && k > 0 && (p->punted >> (k - 1)) & 1;
+}
+
 void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arrival)
 {
 	unsigned k = le_path_classify(p, handle, len);
 
-	/* Punted: to the process first; it comes back by le_path_offer_class. */
-	if (p->punted && k > 0 && (p->punted >> (k - 1)) & 1) {
+	if (punted(p, k)) {
 		p->ops.punt(p->ops.punt_ctx, p, k, handle, len, arrival);
 		return;
 	}
@@ -513,7 +519,7 @@ void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32
 			   le_ns_t arrival)
 {
 	if (p->nlinks == 1) { /* no rule to classify by, nothing punted */
-		le_link_offer_burst(p->chain[0].hop[0], handles, lens, n, arrival);
+		le_chain_offer_burst(&p->chain[0], handles, lens, n, arrival);
 		return;
 	}
 	/* Consecutive frames of one class go to its link in one call; each
@@ -527,12 +533,12 @@ void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32
 			unsigned k = cls[i];
 			for (j = i + 1; j < c && cls[j] == k; j++)
 				;
-			if (p->punted && k > 0 && (p->punted >> (k - 1)) & 1) {
+			if (punted(p, k)) {
 				for (unsigned m = i; m < j; m++)
 					p->ops.punt(p->ops.punt_ctx, p, k, handles[m], lens[m], arrival);
 				continue;
 			}
-			le_link_offer_burst(p->chain[k].hop[0], &handles[i], &lens[i], j - i, arrival);
+			le_chain_offer_burst(&p->chain[k], &handles[i], &lens[i], j - i, arrival);
 		}
 		handles += c;
 		lens += c;

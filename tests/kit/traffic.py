@@ -14,9 +14,10 @@ import json
 import subprocess
 import time
 
-
 from linkemu.bed.cpus import tool_cpus
-from linkemu.bed.netns import ns_exec_argv
+from linkemu.bed.netns import ns_exec_argv, ns_run
+from linkemu.errors import LinkemuError
+from linkemu.instruments.iperf3 import wait_listening
 
 # One iperf3 server per direction and protocol: a server runs one test at a time.
 IPERF_PORTS = {("tcp", "a2b"): 5301, ("udp", "a2b"): 5302, ("tcp", "b2a"): 5303, ("udp", "b2a"): 5304}
@@ -50,10 +51,17 @@ class Traffic:
         socket"), and a TCP client gives up if its SYN is lost twice within
         --connect-timeout. Once the streams are up, any impairment is fair."""
         b = self.bed
+        servers = []
         for (proto, d), port in IPERF_PORTS.items():
-            self._spawn(f"iperf3 server {proto} {d}", "dst" if d == "a2b" else "src",
-                        ["iperf3", "-s", "-1", "-p", str(port)])
-        self._await("iperf3 servers listening", timeout, self._servers_not_listening)
+            side = "dst" if d == "a2b" else "src"
+            self._spawn(f"iperf3 server {proto} {d}", side, ["iperf3", "-s", "-1", "-p", str(port)])
+            servers.append((self._ns(side), port, self.procs[-1][1]))
+        try:
+            for ns, port, server in servers:     # its control connection: TCP in both modes
+                wait_listening(ns, port, "tcp", timeout, server)
+        except LinkemuError as e:
+            self.kill()
+            raise AssertionError(f"iperf3 servers: {e}") from e
         for (proto, d), port in IPERF_PORTS.items():
             side, dst = ("src", b.addr_dst) if d == "a2b" else ("dst", b.addr_src)
             argv = ["iperf3", "-c", dst, "-p", str(port), "-t", str(int(self.seconds)), "-J",
@@ -72,13 +80,7 @@ class Traffic:
 
     def _sockets(self, side: str, args: list[str]) -> int:
         """How many sockets `ss -Hn ARGS` lists in the side's namespace."""
-        r = subprocess.run(ns_exec_argv(self._ns(side), ["ss", "-Hn", *args]),
-                           capture_output=True, text=True, check=True)
-        return len(r.stdout.splitlines())
-
-    def _servers_not_listening(self) -> list[str]:
-        return [f"iperf3 server {proto} {d}" for (proto, d), port in IPERF_PORTS.items()
-                if not self._sockets("dst" if d == "a2b" else "src", ["-lt", f"sport = :{port}"])]
+        return len(ns_run(self._ns(side), ["ss", "-Hn", *args]).stdout.splitlines())
 
     def _streams_not_up(self) -> list[str]:
         """The clients whose streams are not up yet. TCP: the client holds

@@ -19,7 +19,9 @@ from linkemu.bed.testbed import Bed
 from linkemu.errors import LinkemuError
 
 
-def _wait_listening(ns: str, port: int, proto: str, timeout: float, proc) -> None:
+def wait_listening(ns: str, port: int, proto: str, timeout: float, proc) -> None:
+    """Returns once a socket in namespace ns listens on port (tcp or udp);
+    raises if proc (the server) exits first or timeout seconds pass."""
     flag = "-ltnH" if proto == "tcp" else "-lunH"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -74,7 +76,7 @@ def _iperf3_once(bed: Bed, client_args: list[str], seconds: float, port: int,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         # iperf3 listens on TCP for its control connection in both modes.
-        _wait_listening(bed.ns_dst, port, "tcp", 10.0, server)
+        wait_listening(bed.ns_dst, port, "tcp", 10.0, server)
         cmd = ["iperf3", "-c", bed.addr_dst, "-p", str(port), "-J", *client_args]
         cp = netns.ns_run(bed.ns_src, cmd, cpus=client_cpus, check=False, timeout=seconds + 60)
         try:

@@ -598,7 +598,9 @@ static void offer_plain(struct le_link *l, void *const *handles, const uint32_t 
 
 /* le_link_offer of a link without per-frame stages or queue, frame by
  * frame: advance() is the delay line's mark, process() is admit(), and
- * admit() is the limit and deliver() (jitter, reorder). */
+ * admit() is the limit and deliver() (jitter, reorder). offer_framewise
+ * would do the same; these links going through it instead measured 4-7 %
+ * slower (jitter, reorder, noreorder jitter rows, 7 rounds). */
 static void offer_stageless(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			    le_ns_t arrival)
 {

@@ -12,9 +12,9 @@ SWC with UDP only); then a long ping at 32 B per path for the distribution
 --quick (about a minute, in make test) checks what must hold on any
 machine: every path forwards (UDP, TCP, ping), each daemon's final report
 conserves frames, and with punt: SWC with 1 % through IPC carries >= 0.9x
-SWB's UDP at 64 B, and shared memory is not slower than the FIFO - both as
-medians of interleaved rounds, not checked (saying why) when the rounds
-varied more than the check can resolve.
+SWB's UDP at 64 B, and shared memory is not slower than the FIFO - both
+one-sided Welch t-tests on the means of interleaved rounds, not checked
+(saying why) when the rounds varied more than the check can resolve.
 
 --lock FILE holds FILE (flock) only while one path is measured and waits
 for a quiet machine before each: a full study is several short quiet
@@ -39,7 +39,7 @@ from linkemu.lab.session import LabSession, Progress
 
 OFFERED = "2G"
 LONG_SIZE = 32
-# Interleaved rounds of SWB and the SWC paths in --quick (medians of 3).
+# Interleaved rounds of SWB and the SWC paths in --quick.
 QUICK_ROUNDS = 3
 # The ratio checks resolve 10 %: rounds that varied more cannot tell 0.9x
 # from 1x.

@@ -13,6 +13,10 @@ from linkemu.lab import published_forwarding as pub
 LOSS_SHARE = 0.01
 # --quick: SWC with 1 % through IPC against SWB (issue 9).
 SWC_MIN_RATIO = 0.9
+# ...tested one-sided: how often it may fail when the true ratio is
+# exactly SWC_MIN_RATIO (one invocation in a hundred; measured here the
+# ratio is 0.96-1.05, where it fails far less often).
+RATIO_ALPHA = 0.01
 # --quick: how often "shm not slower than the FIFO" may fail when the two
 # carry the same (one invocation in a thousand).
 NOT_SLOWER_ALPHA = 0.001
@@ -170,22 +174,36 @@ def conservation_checks(daemons: list[dict]) -> list[dict]:
 
 def ratio_check(name: str, runs: list[dict], num: str, den: str, size: int,
                 factor: float, max_spread: float) -> dict:
-    """median(num) >= factor x median(den), UDP at `size`, over
-    interleaved rounds. Not checked when the rounds of either path varied
-    by more than max_spread: the machine then cannot resolve the ratio."""
+    """mean(num) >= factor x mean(den), UDP at `size`, over interleaved
+    rounds, by a one-sided Welch t-test at RATIO_ALPHA on num against den
+    scaled by factor: it fails only on a shortfall below factor x that the
+    rounds' own noise would explain in fewer than one invocation in
+    1/RATIO_ALPHA when the true ratio is exactly `factor` (normal rounds
+    assumed). A median of three rounds against a fixed factor, as this
+    check was before, failed CI at 0.842x on a machine whose quiet runs
+    measure 0.96-1.05x: one slow burst can hold two of three rounds. Not
+    checked when the rounds of either path varied by more than max_spread,
+    or with fewer than 2 rounds of either (no variance to test against)."""
     a, b = values_of(runs, num, "udp", size), values_of(runs, den, "udp", size)
     if not a or not b:
         return check(name, None, f"not checked: no runs of {num if not a else den}")
-    ma, mb = statistics.median(a), statistics.median(b)
+    ma, mb = statistics.mean(a), statistics.mean(b)
     sp = max(spread(a), spread(b))
     ratio = ma / mb if mb > 0 else float("inf")
-    text = (f"median {ma:.2f} vs {mb:.2f} Mbit/s over {len(a)} and {len(b)} interleaved "
+    text = (f"mean {ma:.2f} vs {mb:.2f} Mbit/s over {len(a)} and {len(b)} interleaved "
             f"rounds: {ratio:.3f}x (needs >= {factor:g}x); rounds varied by {sp:.0%}")
-    if sp > max_spread:
-        return check(name, None, f"not checked, the machine was not quiet: {text}, more than "
-                                 f"the {max_spread:.0%} the check can resolve",
+    if len(a) < 2 or len(b) < 2:
+        return check(name, None, f"not checked, one round cannot show its noise: {text}",
                      measured=round(ratio, 4), bound=factor)
-    return check(name, ratio >= factor, text, measured=round(ratio, 4), bound=factor)
+    floor = factor * mb - analysis.welch_margin(a, [factor * v for v in b], RATIO_ALPHA)
+    bound = floor / mb if mb > 0 else 0.0
+    text += (f"; one-sided Welch t at {RATIO_ALPHA:g}: fails below {floor:.2f} Mbit/s "
+             f"({bound:.3f}x)")
+    if sp > max_spread:
+        return check(name, None, f"not checked, the machine was not quiet: {text}; more than "
+                                 f"the {max_spread:.0%} the check can resolve",
+                     measured=round(ratio, 4), bound=round(bound, 4))
+    return check(name, ma >= floor, text, measured=round(ratio, 4), bound=round(bound, 4))
 
 
 def not_slower_check(name: str, runs: list[dict], fast: str, slow: str, size: int,

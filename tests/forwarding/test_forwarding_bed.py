@@ -1,8 +1,8 @@
 """`linkemu lab forwarding --quick` on bed lg: a valid results file and a
 report with Table 8; every path forwards (UDP, TCP, ping); each daemon's
 final report conserves frames; and, where punt is built, the SWC ratio
-checks (a verdict only when the interleaved rounds were steady enough to
-resolve them and no other linkemud shared the machine)."""
+checks (one-sided Welch t-tests on the interleaved rounds; a verdict
+unless another linkemud shared the machine)."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def _rounds(path, values, size=64):
 
 def _ratio(a, b, num="swc-1pct-fifo"):
     return fa.ratio_check("c", _rounds(num, a) + _rounds("swb", b), num, "swb", 64,
-                          fa.SWC_MIN_RATIO, 0.10)
+                          fa.SWC_MIN_RATIO)
 
 
 def test_ratio_check_is_a_one_sided_welch_test():
@@ -127,12 +127,16 @@ def test_ratio_check_is_a_one_sided_welch_test():
     # median-against-0.9 check at 0.842x): a shortfall that noise explains.
     near = _ratio([84, 88, 92], [97, 100, 103])
     assert near["pass"] is True and near["measured"] == pytest.approx(0.88)
-    # Rounds that varied by 50 %: not checked, saying why.
+    # Rounds that varied by 50 %: the margin widens with them (se 11.5);
+    # 80 on average is then a shortfall noise explains...
     noisy = _ratio([60, 81, 100], [100, 101, 99])
-    assert noisy["pass"] is None and "not quiet" in noisy["detail"]
+    assert noisy["pass"] is True and noisy["bound"] < 0.6
+    # ...but not half the rate with the same noise.
+    half = _ratio([30, 40, 50], [100, 101, 99])
+    assert half["pass"] is False
     one = _ratio([95], [100, 101])
     assert one["pass"] is None and "one round" in one["detail"]
-    missing = fa.ratio_check("c", _rounds("swb", [1, 2]), "swc-1pct-shm", "swb", 64, 0.9, 0.1)
+    missing = fa.ratio_check("c", _rounds("swb", [1, 2]), "swc-1pct-shm", "swb", 64, 0.9)
     assert missing["pass"] is None
 
 
@@ -150,7 +154,7 @@ def test_ratio_check_level_and_power():
             b = [rng.gauss(100, sd) for _ in range(3)]
             a = [rng.gauss(100 * true_ratio, sd * true_ratio) for _ in range(3)]
             c = fa.ratio_check("c", _rounds("swc-1pct-fifo", a) + _rounds("swb", b),
-                               "swc-1pct-fifo", "swb", 64, 0.9, 1.0)
+                               "swc-1pct-fifo", "swb", 64, 0.9)
             n += c["pass"] is False
         return n / trials
 
@@ -162,19 +166,23 @@ def test_ratio_check_level_and_power():
 def test_not_slower_is_a_one_sided_welch_test():
     shm, fifo = "swc-all-shm", "swc-all-fifo"
     same = fa.not_slower_check("s", _rounds(shm, [98, 100, 102]) + _rounds(fifo, [99, 101, 103]),
-                               shm, fifo, 64, 0.10)
+                               shm, fifo, 64)
     assert same["pass"] is True        # 1 below, standard error 1.6: noise
     # The CI run that failed the old bound (median less the rounds' range):
     # 1.3 % below with rounds varying by 1.3 %, which noise explains.
     ci = fa.not_slower_check("s", _rounds(shm, [28.22, 28.05, 28.40])
-                             + _rounds(fifo, [28.60, 28.35, 28.72]), shm, fifo, 64, 0.10)
+                             + _rounds(fifo, [28.60, 28.35, 28.72]), shm, fifo, 64)
     assert ci["pass"] is True and "Welch" in ci["detail"]
     slower = fa.not_slower_check("s", _rounds(shm, [80, 81, 82]) + _rounds(fifo, [99, 101, 103]),
-                                 shm, fifo, 64, 0.10)
+                                 shm, fifo, 64)
     assert slower["pass"] is False     # 20 below, standard error 1.3: t = 15.5 > t(0.999, 2.9)
-    one = fa.not_slower_check("s", _rounds(shm, [90]) + _rounds(fifo, [99, 101]), shm, fifo, 64,
-                              0.10)
+    one = fa.not_slower_check("s", _rounds(shm, [90]) + _rounds(fifo, [99, 101]), shm, fifo, 64)
     assert one["pass"] is None and "one round" in one["detail"]
+    # Rounds varying by 12 % (as in most --quick runs here): a verdict,
+    # with the margin the noise sets.
+    noisy = fa.not_slower_check("s", _rounds(shm, [26.0, 28.5, 29.1])
+                                + _rounds(fifo, [24.5, 25.9, 27.4]), shm, fifo, 64)
+    assert noisy["pass"] is True and noisy["bound"] < 0.9
 
 
 def test_forwards_and_conservation_checks():

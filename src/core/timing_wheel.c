@@ -198,7 +198,9 @@ static void chunk_put(struct le_timing_wheel *w, uint32_t k)
 	w->free = k;
 }
 
-static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct le_wheel_entry *e)
+/* The entry (f, seq) is built in the bucket's chunk itself: a copy
+ * through an entry on the stack cost a second 40-byte copy per frame. */
+static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct le_frame *f, uint64_t seq)
 {
 	struct le_wheel_bucket *b = &w->bucket[pos];
 	struct le_wheel_chunk *c;
@@ -217,7 +219,7 @@ static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct 
 		b->n = 0;
 	}
 	c = &w->chunk[b->tail];
-	entry_copy(&c->e[b->n++], e);
+	entry_from(&c->e[b->n++], f, seq);
 }
 
 /* Into the sorted front array, keeping it sorted. */
@@ -404,24 +406,28 @@ static void refill_front(struct le_timing_wheel *w)
 /* Puts an entry where it belongs: the front (its slot is at or before the
  * front's), its slot's bucket, or the overflow heap beyond the span. A
  * deadline already behind `base` (due, not yet popped) counts as base. */
-static void place(struct le_timing_wheel *w, const struct le_wheel_entry *e)
+static void place(struct le_timing_wheel *w, const struct le_frame *f, uint64_t seq)
 {
-	uint64_t s = e->f.deadline >> w->shift;
+	uint64_t s = f->deadline >> w->shift;
+	struct le_wheel_entry e;
 
 	if (s < w->base)
 		s = w->base;
 	if (s - w->base > w->mask) {
-		heap_push(w, e);
+		entry_from(&e, f, seq);
+		heap_push(w, &e);
 		return;
 	}
 	if (w->count == 0) {
 		w->front = s;
 		w->fr_head = 0;
 	}
-	if (s <= w->front)
-		front_insert(w, e);
-	else
-		bucket_append(w, s & w->mask, e);
+	if (s <= w->front) {
+		entry_from(&e, f, seq);
+		front_insert(w, &e);
+	} else {
+		bucket_append(w, s & w->mask, f, seq);
+	}
 	w->count++;
 }
 
@@ -509,7 +515,6 @@ static void run_decide(struct le_timing_wheel *w)
 
 int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
 {
-	struct le_wheel_entry e;
 	int join;
 
 	if (le_wheel_count(w) == w->capacity)
@@ -523,8 +528,7 @@ int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
 		run_append(w, f);
 		return 0;
 	}
-	entry_from(&e, f, w->seq++);
-	place(w, &e);
+	place(w, f, w->seq++);
 	return 0;
 }
 
@@ -623,6 +627,6 @@ void le_wheel_advance(struct le_timing_wheel *w, le_ns_t now)
 		if (slot >= w->base && slot - w->base > w->mask)
 			break;
 		heap_pop(w, &e);
-		place(w, &e);
+		place(w, &e.f, e.seq);
 	}
 }

@@ -403,9 +403,10 @@ static void refill_front(struct le_timing_wheel *w)
 	sort_front(w);
 }
 
-/* Puts an entry where it belongs: the front (its slot is at or before the
- * front's), its slot's bucket, or the overflow heap beyond the span. A
- * deadline already behind `base` (due, not yet popped) counts as base. */
+/* Puts frame f, insertion number seq, where it belongs: the front (its
+ * slot is at or before the front's), its slot's bucket, or the overflow
+ * heap beyond the span. A deadline already behind `base` (due, not yet
+ * popped) counts as base. */
 static void place(struct le_timing_wheel *w, const struct le_frame *f, uint64_t seq)
 {
 	uint64_t s = f->deadline >> w->shift;

@@ -149,6 +149,22 @@ void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now)
 	le_wheel_advance(&d->wheel, now);
 }
 
+/* An empty ring starts again at its first slot. Frames that stay only
+ * a moment (the due ring behind a timing wheel, a line behind a rate
+ * with no delay) would otherwise walk the whole ring, megabytes at a
+ * large limit, and every push would write a line that left the cache
+ * since the ring last came round; from the first slot they reuse the
+ * same few lines. Positions are only ever taken relative to the head,
+ * so moving the head of an empty ring changes nothing else. */
+static void rewind_if_empty(struct le_delay_line *d)
+{
+	if (d->count == 0) {
+		d->head = 0;
+		if (d->runs && d->rcount == 0)
+			d->rhead = 0;
+	}
+}
+
 static unsigned ring_pop(struct le_delay_line *d, struct le_frame *out, unsigned max, uint32_t avail)
 {
 	unsigned n = 0;
@@ -158,6 +174,7 @@ static unsigned ring_pop(struct le_delay_line *d, struct le_frame *out, unsigned
 		d->head = (d->head + 1) & d->mask;
 		d->count--;
 	}
+	rewind_if_empty(d);
 	return n;
 }
 
@@ -175,6 +192,7 @@ static unsigned fifo_pop_due(struct le_delay_line *d, le_ns_t now, struct le_fra
 	d->head = head;
 	d->count -= n;
 	d->due -= n;
+	rewind_if_empty(d);
 	return n;
 }
 
@@ -210,6 +228,8 @@ static unsigned runs_pop(struct le_delay_line *d, le_ns_t now, int only_due, str
 		}
 	}
 	d->head = head;
+	rewind_if_empty(d);
+	head = d->head;
 	/* The next call's frames were written a whole delay ago, and the
 	 * held mbufs have pushed them out of the cache since: ask for them
 	 * now (a burst of handles is four lines, of lengths two). */
@@ -237,6 +257,7 @@ unsigned le_delay_line_pop_due(struct le_delay_line *d, le_ns_t now, struct le_f
 		d->head = (d->head + 1) & d->mask;
 		d->count--;
 	}
+	rewind_if_empty(d);
 	return n;
 }
 

@@ -100,7 +100,7 @@ static inline void le_delay_line_push_fifo(struct le_delay_line *d, const struct
 
 	d->count++;
 	if (!d->runs) {
-		d->slot[tail] = *f;
+		le_frame_copy(&d->slot[tail], f);
 		return;
 	}
 	d->handle[tail] = f->handle;

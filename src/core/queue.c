@@ -44,7 +44,7 @@ int le_queue_push(struct le_queue *q, const struct le_frame *f)
 
 	if (r->count == r->capacity)
 		return -1;
-	r->slot[(r->head + r->count) & r->mask] = *f;
+	le_frame_copy(&r->slot[(r->head + r->count) & r->mask], f);
 	r->count++;
 	if (q->count++ == 0)
 		q->front = q->nrings - 1;
@@ -60,7 +60,11 @@ int le_queue_pop(struct le_queue *q, struct le_frame *out)
 		return -1;
 	*out = r->slot[r->head];
 	r->head = (r->head + 1) & r->mask;
-	r->count--;
+	/* An empty ring starts again at its first slot, so an idle
+	 * serializer's frames reuse one cached line instead of walking the
+	 * whole ring (delay_line.c, rewind_if_empty). */
+	if (--r->count == 0)
+		r->head = 0;
 	q->count--;
 	q->bytes -= out->len;
 	/* The next frame is in a later ring once this one is empty. */

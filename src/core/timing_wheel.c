@@ -127,14 +127,14 @@ static uint64_t find_from(const struct le_timing_wheel *w, uint64_t pos)
 /* --- the overflow heap -------------------------------------------------------- */
 
 /* Entries are built and copied field by field: see le_frame_copy. */
-LE_SCALAR_COPY static inline void entry_from(struct le_wheel_entry *e, const struct le_frame *f, uint64_t seq)
+static inline void entry_from(struct le_wheel_entry *e, const struct le_frame *f, uint64_t seq)
 {
 	le_frame_copy(&e->f, f);
 	e->seq = seq;
 }
 
 /* *dst = *src for an entry just built by entry_from. */
-LE_SCALAR_COPY static inline void entry_copy(struct le_wheel_entry *dst, const struct le_wheel_entry *src)
+static inline void entry_copy(struct le_wheel_entry *dst, const struct le_wheel_entry *src)
 {
 	entry_from(dst, &src->f, src->seq);
 }

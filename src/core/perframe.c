@@ -14,9 +14,9 @@ void le_chance_init(struct le_chance_state *s, uint64_t seed, uint32_t direction
 	s->primed = 0;
 }
 
-int le_chance_draw(struct le_chance_state *s, const struct le_chance *c)
+int le_chance_draw_corr(struct le_chance_state *s, const struct le_chance *c)
 {
-	if (!le_corr_none(c->corr) && !s->primed) {
+	if (!s->primed) {
 		s->last = le_rng_u64(&s->rng); /* netem's init_crandom */
 		s->primed = 1;
 	}

@@ -26,8 +26,18 @@ struct le_chance_state {
 
 void le_chance_init(struct le_chance_state *s, uint64_t seed, uint32_t direction, uint32_t cls,
 		    enum le_rng_stream stream);
-/* One draw (through the correlated generator when a correlation is set). */
-int le_chance_draw(struct le_chance_state *s, const struct le_chance *c);
+/* A draw through the correlated generator (le_chance_draw's rare case). */
+int le_chance_draw_corr(struct le_chance_state *s, const struct le_chance *c);
+/* One draw (through the correlated generator when a correlation is set).
+ * Inline for the plain chance, drawn for every frame by each stage. */
+static inline int le_chance_draw(struct le_chance_state *s, const struct le_chance *c)
+{
+	if (le_corr_none(c->corr)) {
+		uint64_t u = le_rng_u64(&s->rng); /* drawn even when certain */
+		return c->p.always || u < c->p.threshold;
+	}
+	return le_chance_draw_corr(s, c);
+}
 /* Live change: `n` continues o's stream and correlated memory. */
 void le_chance_carry(struct le_chance_state *n, const struct le_chance_state *o);
 /* Flips one uniformly chosen bit among the first n bytes (n >= 1); two

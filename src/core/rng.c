@@ -50,26 +50,6 @@ void le_rng_seed_class(struct le_rng *r, uint64_t seed, uint32_t direction, uint
 	seed_key(r, key);
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-uint64_t le_rng_u64(struct le_rng *r)
-{
-	uint64_t *s = r->s;
-	const uint64_t result = rotl(s[1] * 5, 7) * 9;
-	const uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
 struct le_prob le_prob_from_double(double p)
 {
 	struct le_prob r = { 0, 0 };

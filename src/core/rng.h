@@ -31,7 +31,24 @@ void le_rng_seed(struct le_rng *r, uint64_t seed, uint32_t direction, enum le_rn
  * independent of it and of each other. */
 void le_rng_seed_class(struct le_rng *r, uint64_t seed, uint32_t direction, uint32_t cls,
 		       enum le_rng_stream stream);
-uint64_t le_rng_u64(struct le_rng *r);
+/* The next 64 bits of the stream (xoshiro256**). Inline: the model
+ * draws several times per frame (jitter, loss, duplicate, corrupt,
+ * reorder), and a call each cost more than the draw. */
+static inline uint64_t le_rng_u64(struct le_rng *r)
+{
+	uint64_t *s = r->s;
+	const uint64_t x = s[1] * 5;
+	const uint64_t result = ((x << 7) | (x >> 57)) * 9;
+	const uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = (s[3] << 45) | (s[3] >> 19);
+	return result;
+}
 
 /* Uniform integer in [0, n) for n >= 1, by multiply-shift (Lemire): one
  * draw, bias below n / 2^64, negligible for every n the model uses. */

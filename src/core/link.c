@@ -450,14 +450,18 @@ static void corrupt(struct le_link *l, struct le_frame *f)
 	l->ctr.event[LE_EVENT_CORRUPTED]++;
 }
 
-static void process(struct le_link *l, struct le_frame *f, int is_copy)
+/* The stages before admission, in netem_enqueue's order: duplicate draw,
+ * loss draw (a frame both lost and duplicated goes through once), ecn
+ * instead of loss, the copy, then corrupt. Returns 0 when the frame was
+ * lost (and dropped), else 1, with *copy the duplicate to admit right
+ * behind it (NULL when none). */
+static inline __attribute__((always_inline)) int fate(struct le_link *l, struct le_frame *f, int is_copy,
+							void **copy)
 {
 	const struct le_link_config *c = &l->cfg;
 	int count = 1, lost;
-	void *copy = NULL;
 
-	/* netem_enqueue's order: duplicate draw, loss draw (a frame both lost
-	 * and duplicated goes through once), ecn instead of loss. */
+	*copy = NULL;
 	if (!is_copy && c->duplicate_set && le_chance_draw(&l->dup, &c->duplicate))
 		count++;
 	lost = c->loss.model != LE_LOSS_NONE && le_loss_decide(&l->loss, &c->loss);
@@ -468,23 +472,40 @@ static void process(struct le_link *l, struct le_frame *f, int is_copy)
 	count -= lost;
 	if (count == 0) {
 		drop(l, f, LE_DROP_LOSS);
-		return;
+		return 0;
 	}
 	if (count == 2) {
 		/* Copy before corrupting, as netem (skb_clone before the flip). */
-		copy = l->ops.clone(l->ops.ctx, f->handle);
-		if (copy == NULL)
+		*copy = l->ops.clone(l->ops.ctx, f->handle);
+		if (*copy == NULL)
 			l->ctr.event[LE_EVENT_DUP_FAILED]++;
 		else
 			l->ctr.dup++;
 	}
 	if (c->corrupt_set && le_chance_draw(&l->corrupt, &c->corrupt))
 		corrupt(l, f);
+	return 1;
+}
+
+/* The frame with `copy`'s handle: the duplicate, right behind it. */
+static struct le_frame copy_of(const struct le_frame *f, void *copy)
+{
+	struct le_frame cf = *f;
+
+	cf.handle = copy;
+	return cf;
+}
+
+static void process(struct le_link *l, struct le_frame *f, int is_copy)
+{
+	void *copy;
+
+	if (!fate(l, f, is_copy, &copy))
+		return;
 	if (admit(l, f) < 0) {
 		if (copy != NULL) {
 			/* netem drops the copy with the original at the limit. */
-			struct le_frame cf = *f;
-			cf.handle = copy;
+			struct le_frame cf = copy_of(f, copy);
 			drop(l, &cf, LE_DROP_QUEUE_FULL);
 		}
 		return;
@@ -492,8 +513,7 @@ static void process(struct le_link *l, struct le_frame *f, int is_copy)
 	if (copy != NULL) {
 		/* The copy goes through the link again (loss, corrupt, queue),
 		 * right behind the original, and is never copied itself. */
-		struct le_frame cf = *f;
-		cf.handle = copy;
+		struct le_frame cf = copy_of(f, copy);
 		process(l, &cf, 1);
 	}
 }
@@ -654,6 +674,100 @@ static void offer_framewise(struct le_link *l, void *const *handles, const uint3
 	}
 }
 
+/* Frames offer_chances has admitted, stored a batch at a time: they all
+ * share one arrival, deadline and class. */
+struct chance_batch {
+	void *handle[64];
+	uint32_t len[64];
+	unsigned n;
+	uint32_t held, count; /* the line's frames: held (not due), stored */
+};
+
+static void batch_flush(struct le_link *l, struct chance_batch *b, le_ns_t arrival, le_ns_t deadline)
+{
+	if (b->n == 0)
+		return;
+	le_delay_line_push_run(&l->line, b->handle, b->len, b->n, arrival, deadline, (uint16_t)l->cls);
+	b->n = 0;
+}
+
+/* admit() for offer_chances' frames: the line's capacity, then `limit`. */
+static int batch_admit(struct le_link *l, struct chance_batch *b, const struct le_frame *f)
+{
+	if (b->count >= l->line.capacity) {
+		drop(l, f, LE_DROP_STALLED);
+		return -1;
+	}
+	if (b->held + 1 > l->cfg.limit) {
+		drop(l, f, LE_DROP_QUEUE_FULL);
+		return -1;
+	}
+	if (b->n == 64)
+		batch_flush(l, b, f->arrival, f->deadline);
+	b->handle[b->n] = f->handle;
+	b->len[b->n++] = f->len;
+	b->held++;
+	b->count++;
+	return 0;
+}
+
+/* le_link_offer of a fixed delay with per-frame chances (loss, duplicate,
+ * corrupt, ecn) and no serializer, when the burst's frames are not due
+ * yet. Then none becomes due inside the burst, so advance() is the one
+ * mark before the first frame; every frame that fate() keeps gets the
+ * same deadline and leaves in arrival order, and is stored in the runs
+ * form a batch at a time. Admission counts as admit() would; the draws
+ * are fate()'s, in the same order, so the link's streams are what frame
+ * by frame would make of them (tests/unit/test_offer_burst.c). */
+static void offer_chances(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			  le_ns_t arrival)
+{
+	struct le_delay_line *d = &l->line;
+	le_ns_t clock = arrival > l->clock ? arrival : l->clock;
+	le_ns_t deadline = add_sat(arrival, l->cfg.delay);
+	struct chance_batch b;
+	int pushed = 0;
+
+	if (l->cfg.noreorder && deadline < l->last_deadline)
+		deadline = l->last_deadline;
+	if (deadline <= clock) { /* a late burst: some frames are due at once */
+		offer_framewise(l, handles, lens, n, arrival);
+		return;
+	}
+	arrive(l, n, arrival);
+	le_delay_line_mark_due(d, l->clock);
+	l->settled = 1;
+	b.n = 0;
+	b.held = d->count - d->due;
+	b.count = d->count;
+	for (unsigned i = 0; i < n; i++) {
+		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
+		void *copy;
+
+		l->ctr.rx_bytes += lens[i];
+		if (!fate(l, &f, 0, &copy))
+			continue;
+		if (batch_admit(l, &b, &f) < 0) {
+			if (copy != NULL) {
+				struct le_frame cf = copy_of(&f, copy);
+				drop(l, &cf, LE_DROP_QUEUE_FULL);
+			}
+			continue;
+		}
+		pushed = 1;
+		if (copy != NULL) {
+			struct le_frame cf = copy_of(&f, copy);
+			void *none;
+
+			if (fate(l, &cf, 1, &none))
+				batch_admit(l, &b, &cf);
+		}
+	}
+	batch_flush(l, &b, arrival, deadline);
+	if (pushed && deadline > l->last_deadline)
+		l->last_deadline = deadline;
+}
+
 void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arrival)
 {
 	offer_framewise(l, &handle, &len, 1, arrival);
@@ -662,16 +776,18 @@ void le_link_offer(struct le_link *l, void *handle, uint32_t len, le_ns_t arriva
 void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			 le_ns_t arrival)
 {
-	/* Any stage beyond delay, a frame carried over at a change (queue),
-	 * or a predecessor whose frames `limit` counts: frame by frame. */
-	if (!l->stageless || l->elder != NULL || l->queue.count || l->transit) {
+	/* A frame carried over at a change (queue), or a predecessor whose
+	 * frames `limit` counts: frame by frame. */
+	if (l->elder != NULL || l->queue.count || l->transit)
 		offer_framewise(l, handles, lens, n, arrival);
-		return;
-	}
-	if (l->plain)
+	else if (l->plain)
 		offer_plain(l, handles, lens, n, arrival);
-	else
+	else if (l->stageless)
 		offer_stageless(l, handles, lens, n, arrival);
+	else if (l->line.runs) /* a fixed delay behind per-frame chances */
+		offer_chances(l, handles, lens, n, arrival);
+	else
+		offer_framewise(l, handles, lens, n, arrival);
 }
 
 static void count_tx(struct le_link *l, const struct le_frame *out, unsigned n)

@@ -86,7 +86,7 @@ static int four_state(struct le_loss_state *s, const struct le_loss_config *c)
 #undef BELOW
 }
 
-int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c)
+int le_loss_decide_model(struct le_loss_state *s, const struct le_loss_config *c)
 {
 	switch (c->model) {
 	case LE_LOSS_RANDOM:

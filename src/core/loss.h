@@ -34,7 +34,16 @@ void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t directi
 /* 1 when the frame is lost. Draws from the loss stream only: one per
  * call for random and state, two for gemodel (transition, then fate, as
  * netem), none when no model is set. */
-int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c);
+int le_loss_decide_model(struct le_loss_state *s, const struct le_loss_config *c);
+/* Inline for the common uncorrelated `loss P`, drawn for every frame. */
+static inline int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c)
+{
+	if (c->model == LE_LOSS_RANDOM && le_corr_none(c->corr)) {
+		uint64_t u = le_rng_u64(&s->rng); /* drawn even when certain */
+		return c->p.always || u < c->p.threshold;
+	}
+	return le_loss_decide_model(s, c);
+}
 /* Live change: `n` continues `o`. streams: the random stream (and the
  * correlated generator's memory) goes on where o's is, instead of n's
  * fresh seed. same_model: the chain state carries over (a chain of a

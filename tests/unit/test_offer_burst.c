@@ -41,6 +41,14 @@ static const char *const links[] = {
 	/* A late frame that `reorder` sends at once behind a rate is due
 	 * on arrival; the tight limit counts it only if it is marked so. */
 	"delay 5us rate 1gbit reorder 50% limit 6",
+	/* A fixed delay behind per-frame chances (offer_chances): the limit
+	 * met with copies in flight, correlated chances, loss models, ecn
+	 * (these frames are not IP: the mark fails and the loss stands),
+	 * late bursts that go frame by frame. */
+	"delay 2us loss 20% duplicate 30% corrupt 10% limit 5",
+	"delay 1ms loss 10% 25% duplicate 20% 10% corrupt 20% 50% limit 9",
+	"delay 30us loss gemodel 10% 30% ecn duplicate 50% limit 4",
+	"delay 500us loss state 5% 10% 20% 1% duplicate 5% limit 70",
 };
 
 struct twin_step {
@@ -112,7 +120,7 @@ static void links_agree(void)
 		char err[LE_ERR_MAX] = "";
 		struct le_rng r;
 		le_ns_t clock = 1000;
-		unsigned plain_seen = 0;
+		unsigned plain_seen = 0, chances_seen = 0;
 
 		fk_init(&fa, 1);
 		fk_init(&fb, 1);
@@ -138,6 +146,7 @@ static void links_agree(void)
 				for (unsigned i = 0; i < s.burst; i++)
 					le_link_offer(&a, h[i], len[i], s.t);
 				plain_seen += b.plain;
+				chances_seen += !b.stageless && b.line.runs;
 				le_link_offer_burst(&b, h, len, s.burst, s.t);
 			} else {
 				unsigned na = le_link_dequeue(&a, s.t, oa, s.max);
@@ -165,6 +174,16 @@ static void links_agree(void)
 				CHECK(b.ctr.drop[LE_DROP_QUEUE_FULL] > 0, "'%s': no frame met the limit", links[c]);
 			CHECK(b.ctr.event[LE_EVENT_LATE_ARRIVAL] > 0);
 		}
+		if (!b.stageless && b.line.runs) {
+			CHECK(chances_seen > 0);
+			if (cfg.limit < 10)
+				CHECK(b.ctr.drop[LE_DROP_QUEUE_FULL] > 0, "'%s': no frame met the limit", links[c]);
+			CHECK(b.ctr.event[LE_EVENT_LATE_ARRIVAL] > 0);
+			CHECK(!cfg.duplicate_set || b.ctr.dup > 0);
+		}
+		/* corrupt flipped the same bits of the same frames */
+		CHECK(fa.n == fb.n && memcmp(fa.data, fb.data, (size_t)fa.n * FK_BYTES) == 0,
+		      "'%s': the twins' frame bytes differ", links[c]);
 		CHECK(le_counters_conserved(&b.ctr, le_link_depth(&b)));
 		CHECK_EQ_U64(fb.double_free + fb.bad_handle, 0);
 		le_link_free(&a);

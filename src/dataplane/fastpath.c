@@ -282,8 +282,18 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 		moved += dp_punt_poll(t->dir->punt, t->dir->id, &t->dir->models.swap, tsc_clock_now(t->ctx->clock));
 	if (t->pending.count == 0)
 		take_due(t, 0, tsc_clock_now(t->ctx->clock));
-	moved += send_pending(t);
-	return moved;
+	unsigned sent = send_pending(t);
+	/* A full burst out and all of it sent: more may be due. A link can
+	 * send more frames than it receives (duplicate, a queue draining
+	 * after a pause), and at one burst out per burst in they would pile
+	 * up behind an input that fills every burst, until `limit` dropped
+	 * them; and after a stall, frames overdue would stay late by the
+	 * stall for as long as the input stayed full. */
+	if (sent == t->ctx->burst && t->pending.count == 0) {
+		take_due(t, 0, tsc_clock_now(t->ctx->clock));
+		sent += send_pending(t);
+	}
+	return moved + sent;
 }
 
 static unsigned poll_rx(struct dp_task *t)
@@ -343,7 +353,13 @@ static unsigned poll_worker(struct dp_task *t)
 		n += dp_punt_poll(t->dir->punt, t->dir->id, &t->dir->models.swap, now < horizon ? now : horizon);
 	if (t->pending.count == 0)
 		take_due(t, 1, now < horizon ? now : horizon);
-	return n + flush_to_ring(t);
+	unsigned out = flush_to_ring(t);
+	/* A second burst when the first was full, as poll_run_to_completion. */
+	if (out == t->ctx->burst && t->pending.count == 0) {
+		take_due(t, 1, now < horizon ? now : horizon);
+		out += flush_to_ring(t);
+	}
+	return n + out;
 }
 
 static unsigned poll_tx(struct dp_task *t)

@@ -31,6 +31,9 @@
 #include "tsc_clock.h"
 
 #define DP_BURST_MAX 512u
+/* Lateness past which a poll takes a second burst of due frames
+ * (fastpath.c, behind()): ten microseconds, a few polls at full input. */
+#define DP_BEHIND_NS 10000u
 #define DP_MIN_FRAME 14u /* an Ethernet header; shorter frames are counted malformed */
 
 /* Frames a port or ring did not take yet. They go first on the next pass,

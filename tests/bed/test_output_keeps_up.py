@@ -8,7 +8,7 @@ The run-to-completion loop used to take at most one burst of due frames
 per burst received, so the copies piled up in the delay line until it
 was full: millions of `queue_full` and `stalled` drops in two seconds,
 and frames seconds late. Now it takes a second burst when the first was
-full, and every frame leaves."""
+full and late (fastpath.c, behind()), and every frame leaves."""
 
 from __future__ import annotations
 

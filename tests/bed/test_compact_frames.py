@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 import random
-import signal
 import struct
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from kit.vdev import clean_run_dir, run_on_vdevs
 
 # Needs root and hugepages, not a bed.
 pytestmark = pytest.mark.needs_root
@@ -62,39 +62,18 @@ def _read_pcap(path: Path) -> list[bytes]:
     return out
 
 
-def _clean_run_dir(prefix: str) -> None:
-    """EAL leaves an empty runtime directory even after --in-memory."""
-    rdir = Path(f"/var/run/dpdk/{prefix}")
-    if rdir.exists() and not list(rdir.iterdir()):
-        rdir.rmdir()
-
-
 def _run(linkemud_bin, tmp_path: Path, a2b: str, extra: list[str]) -> tuple[list[bytes], list[bytes], dict]:
     frames = _frames()
     _write_pcap(tmp_path / "in.pcap", frames)
     _write_pcap(tmp_path / "none.pcap", [])
     stats = tmp_path / "final.json"
-    prefix = f"compact-{uuid.uuid4().hex[:8]}"
-    argv = [str(linkemud_bin), "-l", "0", "--no-pci", "--in-memory", f"--file-prefix={prefix}",
-            "--log-level=lib.eal:error",
-            f"--vdev=net_pcap0,rx_pcap={tmp_path / 'in.pcap'},tx_pcap={tmp_path / 'out0.pcap'}",
-            f"--vdev=net_pcap1,rx_pcap={tmp_path / 'none.pcap'},tx_pcap={tmp_path / 'out1.pcap'}",
-            "--", "--a2b", a2b, "--no-control", "--stats-file", str(stats), *extra]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        line = ""
-        while time.monotonic() < deadline and "ready" not in line:
-            line = p.stdout.readline()
-            if not line and p.poll() is not None:
-                break
-        assert "ready" in line, p.stderr.read()
-        time.sleep(1.5)  # the capture is read at once; 1.5 s > every deadline
-    finally:
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
-        _clean_run_dir(prefix)
-    assert p.returncode == 0, err
+    # The capture is read at once; 1.5 s is past every deadline.
+    rc, err = run_on_vdevs(
+        linkemud_bin,
+        [f"net_pcap0,rx_pcap={tmp_path / 'in.pcap'},tx_pcap={tmp_path / 'out0.pcap'}",
+         f"net_pcap1,rx_pcap={tmp_path / 'none.pcap'},tx_pcap={tmp_path / 'out1.pcap'}"],
+        ["--a2b", a2b, "--no-control", "--stats-file", str(stats), *extra], 1.5, name="compact")
+    assert rc == 0, err
     return frames, _read_pcap(tmp_path / "out1.pcap"), json.loads(stats.read_text())
 
 
@@ -147,7 +126,7 @@ def test_store_that_does_not_fit_is_refused_with_figures(linkemud_bin, tmp_path)
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     finally:
-        _clean_run_dir(prefix)
+        clean_run_dir(prefix)
     assert p.returncode == 1, p.stderr
     assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1222 MiB of "
             "hugepage memory in all (compact store 908.4 MiB") in p.stderr, p.stderr

@@ -13,13 +13,10 @@ full and late (fastpath.c, behind()), and every frame leaves."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import time
-import uuid
-from pathlib import Path
 
 import pytest
+
+from kit.vdev import run_on_vdevs
 
 # Needs root and hugepages, not a bed.
 pytestmark = pytest.mark.needs_root
@@ -27,35 +24,12 @@ pytestmark = pytest.mark.needs_root
 LINK = "duplicate 50% limit 10000"
 
 
-def _clean_run_dir(prefix: str) -> None:
-    """EAL leaves an empty runtime directory even after --in-memory."""
-    rdir = Path(f"/var/run/dpdk/{prefix}")
-    if rdir.exists() and not list(rdir.iterdir()):
-        rdir.rmdir()
-
-
 def test_copies_do_not_pile_up_at_full_input(linkemud_bin, tmp_path):
     stats = tmp_path / "final.json"
-    prefix = f"keepup-{uuid.uuid4().hex[:8]}"
-    argv = [str(linkemud_bin), "-l", "0", "--no-pci", "--in-memory", f"--file-prefix={prefix}",
-            "--log-level=lib.eal:error", "--vdev=net_null0", "--vdev=net_null1",
-            "--", "--a2b", LINK, "--b2a", LINK, "--seed", "1", "--no-control",
-            "--stats-file", str(stats)]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        line = ""
-        while time.monotonic() < deadline and "ready" not in line:
-            line = p.stdout.readline()
-            if not line and p.poll() is not None:
-                break
-        assert "ready" in line, p.stderr.read()
-        time.sleep(2)
-    finally:
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
-        _clean_run_dir(prefix)
-    assert p.returncode == 0, err
+    rc, err = run_on_vdevs(linkemud_bin, ["net_null0", "net_null1"],
+                           ["--a2b", LINK, "--b2a", LINK, "--seed", "1", "--no-control",
+                            "--stats-file", str(stats)], 2, name="keepup")
+    assert rc == 0, err
     rep = json.loads(stats.read_text())
     assert rep["conserved"]
     for name, d in rep["directions"].items():

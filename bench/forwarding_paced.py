@@ -87,10 +87,11 @@ class Step:
         Step.n += 1
         self.t0, self.busy0, self.self0 = time.monotonic(), cpu_busy_s(), sum(os.times()[:4])
         tag = f"{os.getpid()}-{Step.n}"
+        self.prefix = f"pgh{tag}"
         self.sock = [f"/tmp/pgh-{tag}.{i}.sock" for i in range(2)]
         self.ctl = f"/tmp/pgh-{tag}.ctl"
         self.gen = subprocess.Popen(
-            [pacegen_path(), "-l", "0", "--in-memory", "--no-pci", "--file-prefix", f"pgh{tag}",
+            [pacegen_path(), "-l", "0", "--in-memory", "--no-pci", "--file-prefix", self.prefix,
              *[f"--vdev=net_memif{i},role=server,socket={s},rsize={rsize}" for i, s in enumerate(self.sock)],
              "--", "--rate", str(rate), "--seconds", str(seconds), "--warmup", str(warmup),
              "--burst", str(burst)],
@@ -128,6 +129,10 @@ class Step:
         for s in self.sock:
             if os.path.exists(s):
                 os.unlink(s)
+        # EAL leaves its runtime directory, empty, even with --in-memory.
+        rdir = f"/var/run/dpdk/{self.prefix}"
+        if os.path.isdir(rdir) and not os.listdir(rdir):
+            os.rmdir(rdir)
         return self.res
 
 

@@ -496,6 +496,15 @@ static struct le_frame copy_of(const struct le_frame *f, void *copy)
 	return cf;
 }
 
+/* The original f was refused at the limit: netem drops its copy with it. */
+static void drop_copy(struct le_link *l, const struct le_frame *f, void *copy)
+{
+	if (copy != NULL) {
+		struct le_frame cf = copy_of(f, copy);
+		drop(l, &cf, LE_DROP_QUEUE_FULL);
+	}
+}
+
 static void process(struct le_link *l, struct le_frame *f, int is_copy)
 {
 	void *copy;
@@ -503,11 +512,7 @@ static void process(struct le_link *l, struct le_frame *f, int is_copy)
 	if (!fate(l, f, is_copy, &copy))
 		return;
 	if (admit(l, f) < 0) {
-		if (copy != NULL) {
-			/* netem drops the copy with the original at the limit. */
-			struct le_frame cf = copy_of(f, copy);
-			drop(l, &cf, LE_DROP_QUEUE_FULL);
-		}
+		drop_copy(l, f, copy);
 		return;
 	}
 	if (copy != NULL) {
@@ -563,6 +568,16 @@ static void offer_run(struct le_link *l, void *const *handles, const uint32_t *l
 	}
 }
 
+/* The deadline of a burst arriving at `arrival` on a link with a fixed
+ * delay. `noreorder` without jitter: it never falls below the largest
+ * given (a late arrival's would). */
+static le_ns_t fixed_deadline(const struct le_link *l, le_ns_t arrival)
+{
+	le_ns_t deadline = add_sat(arrival, l->cfg.delay);
+
+	return l->cfg.noreorder && deadline < l->last_deadline ? l->last_deadline : deadline;
+}
+
 /* le_link_offer of a plain link, frame by frame: the clock moves once
  * (every frame has the same arrival), so the delay line's due mark can
  * only move over the frame pushed just before (a deadline <= the clock:
@@ -574,16 +589,12 @@ static void offer_plain(struct le_link *l, void *const *handles, const uint32_t 
 {
 	struct le_delay_line *d = &l->line;
 	const struct le_link_config *c = &l->cfg;
-	le_ns_t deadline = add_sat(arrival, c->delay);
+	le_ns_t deadline = fixed_deadline(l, arrival);
 	int last_due = 0, pushed = 0;
 
 	arrive(l, n, arrival);
 	le_delay_line_mark_due(d, l->clock);
 	le_delay_line_prefetch_tail(d, n);
-	/* `noreorder` without jitter: the deadline never falls below the
-	 * largest given (a late arrival's would). */
-	if (c->noreorder && deadline < l->last_deadline)
-		deadline = l->last_deadline;
 	if (d->runs && deadline > l->clock) {
 		offer_run(l, handles, lens, n, arrival, deadline);
 		return;
@@ -723,14 +734,11 @@ static void offer_chances(struct le_link *l, void *const *handles, const uint32_
 			  le_ns_t arrival)
 {
 	struct le_delay_line *d = &l->line;
-	le_ns_t clock = arrival > l->clock ? arrival : l->clock;
-	le_ns_t deadline = add_sat(arrival, l->cfg.delay);
+	le_ns_t deadline = fixed_deadline(l, arrival);
 	struct chance_batch b;
 	int pushed = 0;
 
-	if (l->cfg.noreorder && deadline < l->last_deadline)
-		deadline = l->last_deadline;
-	if (deadline <= clock) { /* a late burst: some frames are due at once */
+	if (deadline <= max_ns(arrival, l->clock)) { /* a late burst: some frames are due at once */
 		offer_framewise(l, handles, lens, n, arrival);
 		return;
 	}
@@ -748,10 +756,7 @@ static void offer_chances(struct le_link *l, void *const *handles, const uint32_
 		if (!fate(l, &f, 0, &copy))
 			continue;
 		if (batch_admit(l, &b, &f) < 0) {
-			if (copy != NULL) {
-				struct le_frame cf = copy_of(&f, copy);
-				drop(l, &cf, LE_DROP_QUEUE_FULL);
-			}
+			drop_copy(l, &f, copy);
 			continue;
 		}
 		pushed = 1;

@@ -35,7 +35,10 @@ void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t directi
  * call for random and state, two for gemodel (transition, then fate, as
  * netem), none when no model is set. */
 int le_loss_decide_model(struct le_loss_state *s, const struct le_loss_config *c);
-/* Inline for the common uncorrelated `loss P`, drawn for every frame. */
+/* Inline for the common uncorrelated `loss P`, drawn for every frame.
+ * The draw is le_rng_chance's, written out: through le_rng_chance GCC
+ * allocated offer_chances' registers differently, and `delay 1ms loss
+ * 1%` measured 6 % slower (10 alternating pairs of 3 s). */
 static inline int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c)
 {
 	if (c->model == LE_LOSS_RANDOM && le_corr_none(c->corr)) {

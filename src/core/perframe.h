@@ -32,10 +32,8 @@ int le_chance_draw_corr(struct le_chance_state *s, const struct le_chance *c);
  * Inline for the plain chance, drawn for every frame by each stage. */
 static inline int le_chance_draw(struct le_chance_state *s, const struct le_chance *c)
 {
-	if (le_corr_none(c->corr)) {
-		uint64_t u = le_rng_u64(&s->rng); /* drawn even when certain */
-		return c->p.always || u < c->p.threshold;
-	}
+	if (le_corr_none(c->corr))
+		return le_rng_chance(&s->rng, c->p);
 	return le_chance_draw_corr(s, c);
 }
 /* Live change: `n` continues o's stream and correlated memory. */

@@ -265,18 +265,24 @@ static unsigned flush_to_ring(struct dp_task *t)
 	return done;
 }
 
-/* Whether the burst just sent left more than DP_BEHIND_NS after its
- * last frame's deadline: the loop is behind. Only then is a second burst
- * taken in one poll. Taking one whenever the first was full kept the
- * loop within a poll of every deadline at full input, but split its polls
- * into some that sent nothing and some that sent two bursts, and cost a
- * fifth of the rate of `delay 1ms` on net_null. */
-static int behind(const struct dp_task *t)
+/* Whether a poll that just sent (or queued) `out` frames takes a second
+ * burst of due frames: a full burst went, all of it, and its last frame
+ * left more than DP_BEHIND_NS after its deadline, so the loop is behind.
+ * A link can send more frames than it receives (duplicate, a queue
+ * draining after a pause), and at one burst out per burst in they would
+ * pile up behind an input that fills every burst, until `limit` dropped
+ * them; and after a stall, frames overdue would stay late by the stall
+ * for as long as the input stayed full. Taking a second burst whenever
+ * the first was full kept the loop within a poll of every deadline at
+ * full input, but split its polls into some that sent nothing and some
+ * that sent two bursts, and cost a fifth of the rate of `delay 1ms` on
+ * net_null. */
+static int behind(const struct dp_task *t, unsigned out)
 {
 	const struct dp_pending *p = &t->pending;
-	le_ns_t now = tsc_clock_now(t->ctx->clock);
 
-	return p->first > 0 && now > p->deadline[p->first - 1] + DP_BEHIND_NS;
+	return out == t->ctx->burst && p->count == 0 && p->first > 0 &&
+	       tsc_clock_now(t->ctx->clock) > p->deadline[p->first - 1] + DP_BEHIND_NS;
 }
 
 static unsigned poll_run_to_completion(struct dp_task *t)
@@ -297,13 +303,7 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 	if (t->pending.count == 0)
 		take_due(t, 0, tsc_clock_now(t->ctx->clock));
 	unsigned sent = send_pending(t);
-	/* A full burst out, all of it sent, and falling behind: take
-	 * another. A link can send more frames than it receives (duplicate,
-	 * a queue draining after a pause), and at one burst out per burst in
-	 * they would pile up behind an input that fills every burst, until
-	 * `limit` dropped them; and after a stall, frames overdue would stay
-	 * late by the stall for as long as the input stayed full. */
-	if (sent == t->ctx->burst && t->pending.count == 0 && behind(t)) {
+	if (behind(t, sent)) {
 		take_due(t, 0, tsc_clock_now(t->ctx->clock));
 		sent += send_pending(t);
 	}
@@ -368,9 +368,7 @@ static unsigned poll_worker(struct dp_task *t)
 	if (t->pending.count == 0)
 		take_due(t, 1, now < horizon ? now : horizon);
 	unsigned out = flush_to_ring(t);
-	/* A second burst when the first was full and late, as
-	 * poll_run_to_completion. */
-	if (out == t->ctx->burst && t->pending.count == 0 && behind(t)) {
+	if (behind(t, out)) {
 		take_due(t, 1, now < horizon ? now : horizon);
 		out += flush_to_ring(t);
 	}

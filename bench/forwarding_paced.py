@@ -46,6 +46,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from delay_line_1s import ask as control  # noqa: E402
 from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
 
+sys.path.insert(0, os.path.join(REPO, "python"))
+from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
+
 ROWS = [
     ("unimpaired", ""),
     ("delay 1ms", f"delay 1ms {L}"),
@@ -129,10 +132,8 @@ class Step:
         for s in self.sock:
             if os.path.exists(s):
                 os.unlink(s)
-        # EAL leaves its runtime directory, empty, even with --in-memory.
-        rdir = f"/var/run/dpdk/{self.prefix}"
-        if os.path.isdir(rdir) and not os.listdir(rdir):
-            os.rmdir(rdir)
+        # EAL leaves its runtime directory even with --in-memory.
+        remove_dpdk_leftovers(self.prefix)
         return self.res
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from kit.vdev import clean_run_dir
 from linkemu.bed import procs
 
 # Needs root and hugepages, not a bed: linkemud runs on net_null ports.
@@ -63,8 +64,7 @@ def test_start_failure_is_clean(case, linkemud_bin, tmp_path):
         # EAL leaves its runtime directory even after a clean exit; an
         # empty one is removed here whatever the outcome, a full one kept
         # (and reported by the check above).
-        if run_dir.exists() and not list(run_dir.iterdir()):
-            run_dir.rmdir()
+        clean_run_dir(prefix)
 
 
 def _run_and_check(case, argv, env, status, message, prefix, run_dir, tmp_path):

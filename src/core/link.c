@@ -691,7 +691,6 @@ struct chance_batch {
 	void *handle[64];
 	uint32_t len[64];
 	unsigned n;
-	uint32_t held, count; /* the line's frames: held (not due), stored */
 };
 
 static void batch_flush(struct le_link *l, struct chance_batch *b, le_ns_t arrival, le_ns_t deadline)
@@ -702,14 +701,17 @@ static void batch_flush(struct le_link *l, struct chance_batch *b, le_ns_t arriv
 	b->n = 0;
 }
 
-/* admit() for offer_chances' frames: the line's capacity, then `limit`. */
+/* admit() for offer_chances' frames: the line's capacity, then `limit`,
+ * counting the batch not stored yet (none of the burst is due). */
 static int batch_admit(struct le_link *l, struct chance_batch *b, const struct le_frame *f)
 {
-	if (b->count >= l->line.capacity) {
+	const struct le_delay_line *d = &l->line;
+
+	if (d->count + b->n >= d->capacity) {
 		drop(l, f, LE_DROP_STALLED);
 		return -1;
 	}
-	if (b->held + 1 > l->cfg.limit) {
+	if (d->count - d->due + b->n + 1 > l->cfg.limit) {
 		drop(l, f, LE_DROP_QUEUE_FULL);
 		return -1;
 	}
@@ -717,8 +719,6 @@ static int batch_admit(struct le_link *l, struct chance_batch *b, const struct l
 		batch_flush(l, b, f->arrival, f->deadline);
 	b->handle[b->n] = f->handle;
 	b->len[b->n++] = f->len;
-	b->held++;
-	b->count++;
 	return 0;
 }
 
@@ -746,8 +746,6 @@ static void offer_chances(struct le_link *l, void *const *handles, const uint32_
 	le_delay_line_mark_due(d, l->clock);
 	l->settled = 1;
 	b.n = 0;
-	b.held = d->count - d->due;
-	b.count = d->count;
 	for (unsigned i = 0; i < n; i++) {
 		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
 		void *copy;

@@ -45,6 +45,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from delay_line_1s import ask as control  # noqa: E402
 from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
+import lcore_isolation  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "python"))
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
@@ -61,6 +62,20 @@ ROWS = [
 LADDER = [1e6, 2e6, 4e6, 7e6, 10e6, 14.88e6]
 # Model drops by design: not failures. ("shutdown": frames held at exit.)
 DESIGNED = {"loss", "shutdown"}
+
+
+def keep_off(lcore):
+    """Runs this script, and so every program it starts, on every CPU but
+    the forwarding lcore's. A process the scheduler puts on that CPU
+    preempts the lcore until it sleeps or the tick ends (up to 4 ms), and
+    held frames fall due meanwhile. EAL still places each program's lcores
+    where its -l says (sched_setaffinity may widen an inherited mask), and
+    its control threads (interrupt, telemetry) on the CPUs it started on
+    minus its lcores, or all of those when none is left: pacegen's (lcore
+    0), started on all CPUs, would land on linkemud's CPU."""
+    cpus = os.sched_getaffinity(0) - {lcore}
+    if cpus:
+        os.sched_setaffinity(0, cpus)
 
 
 def pacegen_path():
@@ -242,9 +257,29 @@ def main():
                     help="a failed rung during which other processes used more than this many CPUs "
                          "is run again (default 0.1)")
     ap.add_argument("--retries", type=int, default=3, help="at most this many times (default 3)")
+    ap.add_argument("--isolate-lcore", action="store_true",
+                    help="for the run, move every other thread that may run elsewhere off the lcore's "
+                         "CPU (PID 1's workers, kdamond, other sessions) and move them back at the end: "
+                         "changes other processes' CPU affinity (bench/lcore_isolation.py)")
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
+    keep_off(a.lcore)
+    moved = {}
+    if a.isolate_lcore:
+        # SIGTERM too must reach the `finally` that moves them back.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+        moved = lcore_isolation.move_off(a.lcore)
+        print(f"isolated CPU {a.lcore}: moved {lcore_isolation.describe(moved)}", file=sys.stderr, flush=True)
+    try:
+        run(a, moved)
+    finally:
+        if moved:
+            n = lcore_isolation.restore(moved)
+            print(f"gave {n} of {len(moved)} moved threads their CPUs back", file=sys.stderr, flush=True)
+
+
+def run(a, moved):
     ladder = [float(x) * 1e6 for x in a.ladder.split(",")] if a.ladder else LADDER
     rows = [r for r in ROWS if not a.row or any(s in r[0] for s in a.row)]
     programs = ([] if a.no_testpmd else [("testpmd io-forward", None)]) + rows
@@ -301,7 +336,7 @@ def main():
     for o in out:
         o["ratio"] = o["claimed_pps"] / base if base else None
     result = {"rounds": a.rounds, "seconds": a.seconds, "bound_ns": bound, "ladder": ladder, "burst": a.burst,
-              "machine_before": before, "machine_after": after, "rows": out}
+              "machine_before": before, "machine_after": after, "isolated_threads": len(moved), "rows": out}
     if a.save:
         with open(a.save, "w") as f:
             json.dump(result, f, indent=1)
@@ -312,6 +347,7 @@ def main():
           f"ladder {','.join(f'{x / 1e6:g}' for x in ladder)} Mpps; median of {a.rounds} rounds of {a.seconds:g} s;"
           f" pass = no drop, error p99 <= {a.bound_us:g} us")
     print(f"machine at start: {before}; at end: {after}")
+    print(f"lcore's CPU: {'isolated, ' + lcore_isolation.describe(moved) + ' moved off it' if moved else 'shared with every thread the bench did not start (--isolate-lcore to move them)'}")
     print(f"{'Mpps':>6} {'ratio':>6} {'err p99':>8} {'p99.9':>8} {'src p99':>8} {'1-way p99':>9}  row (rounds' best; what failed above)")
     if a.full_ladder:
         print(f"every rung (medians of {a.rounds} rounds; refused = frames the port refused, "

@@ -1,0 +1,58 @@
+"""bench/lcore_isolation.py moves threads off a forwarding lcore's CPU for a
+paced run and gives them their CPUs back (forwarding_paced.py
+--isolate-lcore). Checked on processes this test starts, never on the
+machine's: a thread allowed on several CPUs loses the lcore's, a thread
+bound to that one CPU is left alone, and restore() puts back exactly
+what each had."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import lcore_isolation  # noqa: E402
+
+CPUS = sorted(os.sched_getaffinity(0))
+pytestmark = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
+
+
+def _sleeper(cpus):
+    return subprocess.Popen(["sleep", "30"], preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+
+
+def test_moves_the_shared_thread_and_leaves_the_bound_one():
+    lcore = CPUS[-1]
+    shared, bound = _sleeper(set(CPUS)), _sleeper({lcore})
+    try:
+        moved = lcore_isolation.move_off(lcore, pids=[shared.pid, bound.pid])
+        assert set(moved) == {shared.pid}
+        assert os.sched_getaffinity(shared.pid) == set(CPUS) - {lcore}
+        assert os.sched_getaffinity(bound.pid) == {lcore}
+        assert "sleep" in lcore_isolation.describe(moved)
+        assert lcore_isolation.restore(moved) == 1
+        assert os.sched_getaffinity(shared.pid) == set(CPUS)
+    finally:
+        for p in (shared, bound):
+            p.kill()
+            p.wait()
+
+
+def test_keep_and_threads_that_ended():
+    lcore = CPUS[-1]
+    mine, other = _sleeper(set(CPUS)), _sleeper(set(CPUS))
+    try:
+        moved = lcore_isolation.move_off(lcore, pids=[mine.pid, other.pid], keep={mine.pid})
+        assert set(moved) == {other.pid}
+        assert os.sched_getaffinity(mine.pid) == set(CPUS)
+        other.kill()
+        other.wait()
+        assert lcore_isolation.restore(moved) == 0  # gone: skipped, no error
+    finally:
+        for p in (mine, other):
+            p.kill()
+            p.wait()

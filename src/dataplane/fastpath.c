@@ -288,7 +288,9 @@ static int behind(const struct dp_task *t, unsigned out)
 static unsigned poll_run_to_completion(struct dp_task *t)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
-	dp_model_slot_poll(&t->dir->models, tsc_clock_now(t->ctx->clock));
+	le_ns_t top = tsc_clock_now(t->ctx->clock);
+	dp_poll_gaps_note(&t->gaps, top);
+	dp_model_slot_poll(&t->dir->models, top);
 	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
 	if (n) {
 		le_ns_t now = tsc_clock_now(t->ctx->clock);
@@ -350,6 +352,7 @@ static unsigned poll_worker(struct dp_task *t)
 	 * ring still holds frames. */
 	le_ns_t horizon = __atomic_load_n(&t->dir->rx_watermark, __ATOMIC_ACQUIRE);
 	le_ns_t now = tsc_clock_now(t->ctx->clock);
+	dp_poll_gaps_note(&t->gaps, now);
 	/* Not past the horizon either: a change at T must still send frames
 	 * that arrived before T, but wait in the ring, to the old model. */
 	dp_model_slot_poll(&t->dir->models, now < horizon ? now : horizon);

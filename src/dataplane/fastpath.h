@@ -27,6 +27,7 @@
 #include "hist.h"
 #include "link.h"
 #include "model_slot.h"
+#include "poll_gaps.h"
 #include "punt.h"
 #include "tsc_clock.h"
 
@@ -110,6 +111,7 @@ struct dp_task {
 	uint64_t ring_in;        /* frames taken from the ring before it (pipeline) */
 	uint64_t ring_out;       /* frames put on the ring after it (pipeline) */
 	struct le_hist error;    /* emulation error (send time - deadline), TX-side tasks */
+	struct dp_poll_gaps gaps; /* between polls, tasks that run the model (poll_gaps.h) */
 	struct dp_pending pending;
 	/* Snapshot on request (snapshot.h): a reader bumps snap_req, the
 	 * lcore fills `snap` between two polls and sets snap_done to it. On

@@ -34,6 +34,7 @@ static struct dp_task *new_task(struct dp_plan *p, enum dp_task_kind kind, struc
 	t->dir = dir;
 	t->ctx = ctx;
 	le_hist_init(&t->error);
+	dp_poll_gaps_init(&t->gaps);
 	p->task[p->ntasks++] = t;
 	return t;
 }

@@ -43,6 +43,8 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 	out->in_flight = 0;
 	out->in_flight_base = 0;
 	le_hist_init(&out->error);
+	le_hist_init(&out->poll_gaps);
+	out->poll_observed_ns = 0;
 	for (int rank = 0; rank < 3; rank++) {
 		for (unsigned i = 0; i < plan->ntasks; i++) {
 			struct dp_task *t = plan->task[i];
@@ -52,6 +54,10 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 				return -1;
 			add_task(out, snap, t->kind, ring);
 			le_hist_merge(&out->error, &t->error);
+			if (t->kind == DP_TASK_RUN_TO_COMPLETION || t->kind == DP_TASK_WORKER) {
+				dp_poll_gaps_merge(&out->poll_gaps, &t->gaps);
+				out->poll_observed_ns += t->gaps.observed_ns;
+			}
 		}
 	}
 	for (int r = 0; r < 2; r++)

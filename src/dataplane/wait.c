@@ -192,7 +192,10 @@ int dp_wait_lcore_loop(struct dp_lcore_work *work, const struct dp_wait_policy *
 		if (nap == 0)
 			continue;
 		sleep_for(&w, nap);
-		w.asleep_ns += tsc_clock_now(clk) - now;
+		le_ns_t woke = tsc_clock_now(clk);
+		w.asleep_ns += woke - now;
+		for (unsigned i = 0; i < work->ntasks; i++)
+			dp_poll_gaps_resume(&work->task[i]->gaps, woke);
 	}
 	fprintf(log, "linkemud: lcore %u: --wait adaptive: %" PRIu64 " naps (%" PRIu64 " ended by a frame), "
 		"%.3f s asleep\n", work->lcore_id, w.naps, w.woken_early, (double)w.asleep_ns / 1e9);

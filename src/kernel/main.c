@@ -76,6 +76,8 @@ static int k_collect(struct dp_state *st, struct dp_report *r, int live)
 		x->in_flight = snap[d].held;
 		x->in_flight_base = 0;
 		x->error = snap[d].error;
+		le_hist_init(&x->poll_gaps); /* not measured by the kernel plane's loop */
+		x->poll_observed_ns = 0;
 		x->port_in = snap[d].port_in;
 		x->port_out = snap[d].port_out;
 		x->npunt = snap[d].npunt;

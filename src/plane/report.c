@@ -113,6 +113,8 @@ void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 		dp_counters_sub(&r->dir[d].dp, &base->dir[d].dp);
 		le_counters_sub(&r->dir[d].model, &base->dir[d].model);
 		hist_subtract(&r->dir[d].error, &base->dir[d].error);
+		hist_subtract(&r->dir[d].poll_gaps, &base->dir[d].poll_gaps);
+		r->dir[d].poll_observed_ns -= base->dir[d].poll_observed_ns;
 		port_subtract(&r->dir[d].port_in, &base->dir[d].port_in);
 		port_subtract(&r->dir[d].port_out, &base->dir[d].port_out);
 		dp_xstats_subtract(&r->dir[d].xstats_in, &base->dir[d].xstats_in);
@@ -218,6 +220,12 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 				   "  max %" PRIu64 "\n",
 				le_hist_quantile(&x->error, 0.5), le_hist_quantile(&x->error, 0.99),
 				le_hist_quantile(&x->error, 0.999), x->error.max);
+		if (x->poll_gaps.count)
+			fprintf(f, "    polls: %" PRIu64 " gaps over 1 us, max %" PRIu64 " ns; a deadline at a random "
+				   "moment waits for the next poll: p99 %" PRIu64 "  p99.9 %" PRIu64 " ns\n",
+				x->poll_gaps.count, x->poll_gaps.max,
+				dp_poll_gaps_lateness(&x->poll_gaps, x->poll_observed_ns, 0.99),
+				dp_poll_gaps_lateness(&x->poll_gaps, x->poll_observed_ns, 0.999));
 	}
 }
 
@@ -372,6 +380,11 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 		json_events(f, &x->model);
 		fprintf(f, ", \"conserved\": %s, \"emulation_error_ns\": ", dp_report_conserved(x) ? "true" : "false");
 		json_hist(f, &x->error);
+		fprintf(f, ", \"poll_gaps\": {\"observed_s\": %.6f, \"over_1us\": ", (double)x->poll_observed_ns / 1e9);
+		json_hist(f, &x->poll_gaps);
+		fprintf(f, ", \"lateness_ns\": {\"p99\": %" PRIu64 ", \"p999\": %" PRIu64 "}}",
+			dp_poll_gaps_lateness(&x->poll_gaps, x->poll_observed_ns, 0.99),
+			dp_poll_gaps_lateness(&x->poll_gaps, x->poll_observed_ns, 0.999));
 		fprintf(f, ", \"before_rx\": {\"imissed\": %" PRIu64 ", \"ierrors\": %" PRIu64 ", \"rx_nombuf\": %" PRIu64
 			   ", \"total\": %" PRIu64 "}, \"after_tx\": {\"oerrors\": %" PRIu64 "}",
 			x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf, dp_port_lost_before_rx(&x->port_in),

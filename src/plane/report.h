@@ -11,6 +11,7 @@
 #include "link.h"
 #include "model_slot.h"
 #include "path.h"
+#include "poll_gaps.h"
 #include "port_counters.h"
 #include "punt.h"
 
@@ -38,6 +39,10 @@ struct dp_direction_report {
 	uint64_t in_flight;       /* measured: link + rings + pending buffers */
 	uint64_t in_flight_base;  /* in flight when `reset stats` was taken, else 0 */
 	struct le_hist error;     /* emulation error, merged over tasks */
+	/* Gaps between the polls of the tasks that run the model, and the
+	 * time they cover (poll_gaps.h); empty on the kernel plane. */
+	struct le_hist poll_gaps;
+	uint64_t poll_observed_ns;
 	/* Before and after us: what the input port's driver lost before
 	 * linkemud could receive (imissed, ierrors, rx_nombuf) and what the
 	 * output port failed to send after taking it (oerrors). */

@@ -12,6 +12,7 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
 
 def clean_run_dir(prefix: str) -> None:
@@ -22,9 +23,11 @@ def clean_run_dir(prefix: str) -> None:
 
 
 def run_on_vdevs(linkemud_bin: Path, vdevs: list[str], options: list[str], seconds: float,
-                 name: str = "vdev") -> tuple[int, str]:
+                 name: str = "vdev", during: Callable[[int], None] | None = None) -> tuple[int, str]:
     """Runs linkemud on lcore 0 with these ports; returns (exit status,
-    stderr). Fails the test if it never says "ready" within 30 s."""
+    stderr). Fails the test if it never says "ready" within 30 s.
+    during(pid), when given, is called once it is ready, before the
+    `seconds` of running."""
     prefix = f"{name}-{uuid.uuid4().hex[:8]}"
     argv = [str(linkemud_bin), "-l", "0", "--no-pci", "--in-memory", f"--file-prefix={prefix}",
             "--log-level=lib.eal:error", *(f"--vdev={v}" for v in vdevs), "--", *options]
@@ -37,6 +40,8 @@ def run_on_vdevs(linkemud_bin: Path, vdevs: list[str], options: list[str], secon
             if not line and p.poll() is not None:
                 break
         assert "ready" in line, p.stderr.read()
+        if during is not None:
+            during(p.pid)
         time.sleep(seconds)
     finally:
         p.send_signal(signal.SIGINT)

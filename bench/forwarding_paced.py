@@ -45,9 +45,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from delay_line_1s import ask as control  # noqa: E402
 from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
-import lcore_isolation  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "python"))
+from linkemu.bed import isolation  # noqa: E402
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
 
 ROWS = [
@@ -182,9 +182,11 @@ def run_linkemud(step, link, lcore):
     le_rx = f["a2b"]["rx"] + f["b2a"]["rx"]
     le_tx = f["a2b"]["tx"] + f["b2a"]["tx"]
     err = lambda q: max(d[x]["emulation_error_ns"][q] for x in ("a2b", "b2a"))  # noqa: E731
+    # What the polls' spacing alone allowed in the same window (poll_gaps.h).
+    gaps = lambda q: max(d[x]["poll_gaps"]["lateness_ns"][q] for x in ("a2b", "b2a"))  # noqa: E731
     return {"gen": gen, "contention": step.contention, "bad_drops": bad, "lost_in": gen["tx_all"] - le_rx, "lost_out": le_tx - gen["rx_all"],
             "conserved": final["conserved"], "p50_ns": err("p50"), "p99_ns": err("p99"), "p999_ns": err("p999"),
-            "max_ns": err("max")}
+            "max_ns": err("max"), "gaps_p99_ns": gaps("p99"), "gaps_p999_ns": gaps("p999")}
 
 
 def run_testpmd(step, lcore):
@@ -202,7 +204,8 @@ def run_testpmd(step, lcore):
     # its start-up (before it forwards), which is not a forwarding figure.
     return {"gen": gen, "contention": step.contention, "bad_drops": {}, "lost_in": 0,
             "lost_out": max(0, gen["tx"] - gen["rx_since_window"]),
-            "conserved": True, "p50_ns": None, "p99_ns": None, "p999_ns": None, "max_ns": None}
+            "conserved": True, "p50_ns": None, "p99_ns": None, "p999_ns": None, "max_ns": None,
+            "gaps_p99_ns": None, "gaps_p999_ns": None}
 
 
 def verdict(r, rate, bound_ns):
@@ -260,7 +263,7 @@ def main():
     ap.add_argument("--isolate-lcore", action="store_true",
                     help="for the run, move every other thread that may run elsewhere off the lcore's "
                          "CPU (PID 1's workers, kdamond, other sessions) and move them back at the end: "
-                         "changes other processes' CPU affinity (bench/lcore_isolation.py)")
+                         "changes other processes' CPU affinity (bench/isolation.py)")
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
@@ -269,13 +272,13 @@ def main():
     if a.isolate_lcore:
         # SIGTERM too must reach the `finally` that moves them back.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-        moved = lcore_isolation.move_off(a.lcore)
-        print(f"isolated CPU {a.lcore}: moved {lcore_isolation.describe(moved)}", file=sys.stderr, flush=True)
+        moved = isolation.move_off(a.lcore)
+        print(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}", file=sys.stderr, flush=True)
     try:
         run(a, moved)
     finally:
         if moved:
-            n = lcore_isolation.restore(moved)
+            n = isolation.restore(moved)
             print(f"gave {n} of {len(moved)} moved threads their CPUs back", file=sys.stderr, flush=True)
 
 
@@ -347,13 +350,14 @@ def run(a, moved):
           f"ladder {','.join(f'{x / 1e6:g}' for x in ladder)} Mpps; median of {a.rounds} rounds of {a.seconds:g} s;"
           f" pass = no drop, error p99 <= {a.bound_us:g} us")
     print(f"machine at start: {before}; at end: {after}")
-    print(f"lcore's CPU: {'isolated, ' + lcore_isolation.describe(moved) + ' moved off it' if moved else 'shared with every thread the bench did not start (--isolate-lcore to move them)'}")
+    print(f"lcore's CPU: {'isolated, ' + isolation.describe(moved) + ' moved off it' if moved else 'shared with every thread the bench did not start (--isolate-lcore to move them)'}")
     print(f"{'Mpps':>6} {'ratio':>6} {'err p99':>8} {'p99.9':>8} {'src p99':>8} {'1-way p99':>9}  row (rounds' best; what failed above)")
     if a.full_ladder:
         print(f"every rung (medians of {a.rounds} rounds; refused = frames the port refused, "
-              "source p99.9 = pacegen's burst lateness):")
-        print(f"{'row':<22} {'Mpps':>6} {'err p50':>8} {'err p99':>8} {'p99.9':>9} {'max':>9} {'refused':>8} "
-              f"{'src p99.9':>9} {'others':>6} passed")
+              "source p99.9 = pacegen's burst lateness; gaps = the lateness the spacing of linkemud's "
+              "polls alone gave a deadline at a random moment, the machine's stalls and the loop's work):")
+        print(f"{'row':<22} {'Mpps':>6} {'err p50':>8} {'err p99':>8} {'p99.9':>9} {'max':>9} "
+              f"{'gaps p99':>8} {'p99.9':>9} {'refused':>8} {'src p99.9':>9} {'others':>6} passed")
         for o in out:
             for rate in ladder:
                 rs = o["runs"].get(f"{rate / 1e6:g}", [])
@@ -362,7 +366,8 @@ def run(a, moved):
                 m = lambda f: statistics.median(f(r) for r in rs)  # noqa: E731
                 e = lambda q: f"{m(lambda r: r[q]) / 1e3:7.1f}u" if rs[0][q] is not None else f"{'-':>8}"  # noqa: E731
                 print(f"{o['name'][:22]:<22} {rate / 1e6:6.2f} {e('p50_ns')} {e('p99_ns')} {e('p999_ns'):>9} "
-                      f"{e('max_ns'):>9} {m(lambda r: r['gen']['refused']):8.0f} "
+                      f"{e('max_ns'):>9} {e('gaps_p99_ns')} {e('gaps_p999_ns'):>9} "
+                      f"{m(lambda r: r['gen']['refused']):8.0f} "
                       f"{m(lambda r: r['gen']['burst_lateness_ns']['p999']) / 1e3:8.1f}u "
                       f"{m(lambda r: r['contention']):6.3f} {sum(not r['fail'] for r in rs)}/{len(rs)}")
     for o in out:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -39,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
 from linkemu import api  # noqa: E402
-from linkemu.bed import cpus  # noqa: E402
+from linkemu.bed import cpus, isolation  # noqa: E402
 from linkemu.daemon import daemon  # noqa: E402
 from linkemu.instruments import noisefloor, owd  # noqa: E402
 
@@ -114,6 +115,9 @@ def one_mode(bed: api.Bed, mode: str, rnd: int, o, tmp: Path) -> dict:
         final = link.stop().raw
     err = final["directions"]["a2b"].get("emulation_error_ns") or {}
     out["err_p50"], out["err_p99"], out["err_max"] = err.get("p50"), err.get("p99"), err.get("max")
+    # What the spacing of the daemon's polls alone allowed (poll_gaps.h).
+    gaps = (final["directions"]["a2b"].get("poll_gaps") or {}).get("lateness_ns") or {}
+    out["gaps_p99"], out["gaps_p999"] = gaps.get("p99"), gaps.get("p999")
     link = bed.run(LINK, "", pmd="af_xdp", wait=mode, seed=1)
     try:
         time.sleep(0.5)
@@ -142,6 +146,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--adaptive-args", default="", metavar="ARGS",
                     help="more linkemud options for the adaptive runs, e.g. '--spin-us 200'")
+    ap.add_argument("--isolate-lcore", action="store_true",
+                    help="for the run, move every other thread that may run elsewhere off the daemon's "
+                         "CPU (PID 1's workers, kdamond, other sessions; the noise floor too is then "
+                         "measured so) and move them back at the end: changes other processes' CPU "
+                         "affinity (linkemu.bed.isolation)")
     o = ap.parse_args()
     if o.adaptive_args:
         extra = o.adaptive_args.split()
@@ -152,6 +161,20 @@ def main() -> int:
     if os.geteuid() != 0:
         print("tail_wait: skipped: needs root (network namespaces)")
         return 0
+    moved = {}
+    if o.isolate_lcore:
+        # SIGTERM too must reach the `finally` that moves them back.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+        moved = isolation.move_off(cpus.daemon_cpu())
+    try:
+        return measure(o, moved)
+    finally:
+        if moved:
+            n = isolation.restore(moved)
+            print(f"gave {n} of {len(moved)} moved threads their CPUs back", file=sys.stderr)
+
+
+def measure(o, moved: dict) -> int:
     nf = noisefloor.noise_floor(cpus.daemon_cpu(), 2.0)
     gap = nf["gap_ns"]
     tool_cpu = (cpus.tool_cpu_list() or [cpus.daemon_cpu()])[0]
@@ -174,15 +197,18 @@ def main() -> int:
           f"{tgap['p99'] / 1000:.2f} p99.9 {tgap['p999'] / 1000:.2f} max {tgap['max'] / 1000:.1f}")
     if o.adaptive_args:
         print(f"adaptive runs with: {o.adaptive_args}")
+    print(f"daemon's CPU: {'isolated, ' + isolation.describe(moved) + ' moved off it' if moved else 'shared with every thread the bench did not start (--isolate-lcore to move them)'}")
     print(f"one-way delay through `delay 10ms`, 1500 B at {PROBE_PPS:.0f}/s, us above 10 ms "
           f"(median of {o.rounds} round(s), {med['busy']['n']:.0f} frames each):")
     print(f"  {'mode':9} {'offset':>9} {'p99':>9} {'p99.9':>9} {'max':>9} | daemon error "
-          f"{'p50':>7} {'p99':>9} {'max':>9}")
+          f"{'p50':>7} {'p99':>9} {'max':>9} | poll gaps {'p99':>7} {'p99.9':>9}")
     for m in MODES:
         r = med[m]
         print(f"  {m:9} {fmt_us(r['offset'])} {fmt_us(r['p99'])} {fmt_us(r['p999'])} "
               f"{fmt_us(r['max'])} |              {fmt_us(r['err_p50'])[2:]} {fmt_us(r['err_p99'])} "
-              f"{fmt_us(r['err_max'])}")
+              f"{fmt_us(r['err_max'])} |           {fmt_us(r.get('gaps_p99'))[2:]} {fmt_us(r.get('gaps_p999'))}")
+    print("  (poll gaps: the lateness that the spacing of the daemon's polls alone gave a deadline at a "
+          "random moment, in the same run: the machine's stalls and the loop's own work)")
     for m in MODES:
         r = med[m]
         print(f"  {m[:4]}@45M {fmt_us(r['offset_45'])} {fmt_us(r['p99_45'])} {fmt_us(r['p999_45'])} "

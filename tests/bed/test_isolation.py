@@ -1,6 +1,6 @@
-"""bench/lcore_isolation.py moves threads off a forwarding lcore's CPU for a
-paced run and gives them their CPUs back (forwarding_paced.py
---isolate-lcore). Checked on processes this test starts, never on the
+"""linkemu.bed.isolation moves threads off a forwarding lcore's CPU for a
+benchmark and gives them their CPUs back (bench/forwarding_paced.py and
+bench/tail_wait.py --isolate-lcore). Checked on processes this test starts, never on the
 machine's: a thread allowed on several CPUs loses the lcore's, a thread
 bound to that one CPU is left alone, and restore() puts back exactly
 what each had."""
@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import lcore_isolation  # noqa: E402
+from linkemu.bed import isolation
 
 CPUS = sorted(os.sched_getaffinity(0))
 pytestmark = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
@@ -29,12 +26,12 @@ def test_moves_the_shared_thread_and_leaves_the_bound_one():
     lcore = CPUS[-1]
     shared, bound = _sleeper(set(CPUS)), _sleeper({lcore})
     try:
-        moved = lcore_isolation.move_off(lcore, pids=[shared.pid, bound.pid])
+        moved = isolation.move_off(lcore, pids=[shared.pid, bound.pid])
         assert set(moved) == {shared.pid}
         assert os.sched_getaffinity(shared.pid) == set(CPUS) - {lcore}
         assert os.sched_getaffinity(bound.pid) == {lcore}
-        assert "sleep" in lcore_isolation.describe(moved)
-        assert lcore_isolation.restore(moved) == 1
+        assert "sleep" in isolation.describe(moved)
+        assert isolation.restore(moved) == 1
         assert os.sched_getaffinity(shared.pid) == set(CPUS)
     finally:
         for p in (shared, bound):
@@ -46,12 +43,12 @@ def test_keep_and_threads_that_ended():
     lcore = CPUS[-1]
     mine, other = _sleeper(set(CPUS)), _sleeper(set(CPUS))
     try:
-        moved = lcore_isolation.move_off(lcore, pids=[mine.pid, other.pid], keep={mine.pid})
+        moved = isolation.move_off(lcore, pids=[mine.pid, other.pid], keep={mine.pid})
         assert set(moved) == {other.pid}
         assert os.sched_getaffinity(mine.pid) == set(CPUS)
         other.kill()
         other.wait()
-        assert lcore_isolation.restore(moved) == 0  # gone: skipped, no error
+        assert isolation.restore(moved) == 0  # gone: skipped, no error
     finally:
         for p in (mine, other):
             p.kill()

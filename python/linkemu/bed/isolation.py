@@ -11,7 +11,8 @@ frames that fall due meanwhile leave late. Per-CPU kernel threads
 (kworker/N, ksoftirqd/N, migration/N) cannot be moved and are not tried.
 
 This changes other processes' CPU affinity, which is a system setting: it
-is opt-in (forwarding_paced.py --isolate-lcore), every change is undone by
+is opt-in (bench/forwarding_paced.py and bench/tail_wait.py
+--isolate-lcore), every change is undone by
 restore() (also on Ctrl-C or an error, through the caller's `finally`),
 and what it moved is reported. A run killed with SIGKILL leaves the moved
 threads on the other CPUs until they are moved back (`taskset -a -p -c

@@ -165,7 +165,9 @@ def main() -> int:
     if o.isolate_lcore:
         # SIGTERM too must reach the `finally` that moves them back.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-        moved = isolation.move_off(cpus.daemon_cpu())
+        # Not this process: the bed derives the daemon's CPU from its
+        # affinity (linkemu.bed.cpus), and it mostly sleeps.
+        moved = isolation.move_off(cpus.daemon_cpu(), keep={os.getpid()})
     try:
         return measure(o, moved)
     finally:

@@ -4,11 +4,16 @@ grammar errors come through as exit 2 naming the bad word."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
-from kit import dpdk_only, linkemu, suite_bed
-from linkemu.bed import paths, procs, testbed
+from kit import cli_env, dpdk_only, linkemu, suite_bed
+from linkemu.bed import cpus, isolation, paths, procs, testbed
 
 BED = suite_bed(__file__)
 
@@ -27,6 +32,8 @@ BED = suite_bed(__file__)
     (["exec", "src", "--bed", BED], "no command"),
     (["exec", "middle", "--", "true"], "invalid choice"),
     (["stop", "--frobnicate"], "unrecognized"),
+    (["run", "--isolate-lcore", "--detach"], "--isolate-lcore needs the run in the foreground"),
+    (["run", "--isolate-lcore", "--io", "kernel"], "the kernel plane (--io kernel) has none"),
 ])
 def test_usage_errors_exit_2(args, needle):
     cp = linkemu(*args)
@@ -150,3 +157,38 @@ def test_each_pmd_forwards_on_the_bed(run_link, bed_up, pmd):
     r = ping.ping(bed_up, count=20, interval=0.02)
     assert r.received == 20, f"{r.received}/{r.transmitted} replies over --pmd {pmd}"
     assert min(r.rtts_ms) >= 1.0
+
+
+def test_isolate_lcore_moves_threads_for_the_run_and_gives_them_back(bed_up, linkemud_bin):
+    """`linkemu run --isolate-lcore`: while the run lasts, a process allowed
+    on every CPU (as PID 1's workers are) may not use the lcore's; after
+    Ctrl-C it may again."""
+    dpdk_only("--isolate-lcore moves threads off linkemud's lcores")
+    every = os.sched_getaffinity(0)
+    lcore = isolation.cpus_of(cpus.default_lcores())
+    if not every - lcore:
+        pytest.skip("one CPU: nothing to move threads to")
+    other = subprocess.Popen(["sleep", "120"], preexec_fn=lambda: os.sched_setaffinity(0, every))
+    run = subprocess.Popen([sys.executable, "-m", "linkemu", "run", "--bed", BED, "--isolate-lcore",
+                            "--a2b", "delay 1ms"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=cli_env())
+    try:
+        said = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = run.stderr.readline()
+            said.append(line)
+            if "Ctrl-C to stop" in line or (not line and run.poll() is not None):
+                break
+        assert "Ctrl-C to stop" in said[-1], "".join(said)
+        assert any("until the run ends (--isolate-lcore)" in s for s in said), "".join(said)
+        assert os.sched_getaffinity(other.pid) == every - lcore
+    finally:
+        run.send_signal(signal.SIGINT)
+        out, rest = run.communicate(timeout=120)
+        back = os.sched_getaffinity(other.pid)
+        other.kill()
+        other.wait()
+    assert run.returncode == 0, rest
+    assert "moved threads their CPUs back" in rest, rest
+    assert back == every

@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from linkemu.bed import isolation
+from linkemu.errors import UsageError
 
 CPUS = sorted(os.sched_getaffinity(0))
 pytestmark = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
@@ -53,3 +54,27 @@ def test_keep_and_threads_that_ended():
         for p in (mine, other):
             p.kill()
             p.wait()
+
+
+def test_a_set_of_cpus_at_once():
+    """Every CPU but the first (one on this machine, more on a bigger one)."""
+    shared = _sleeper(set(CPUS))
+    try:
+        moved = isolation.move_off(set(CPUS[1:]), pids=[shared.pid])
+        assert os.sched_getaffinity(shared.pid) == {CPUS[0]}
+        isolation.restore(moved)
+        assert os.sched_getaffinity(shared.pid) == set(CPUS)
+    finally:
+        shared.kill()
+        shared.wait()
+
+
+@pytest.mark.parametrize("text,cpus", [("1", {1}), ("1-3", {1, 2, 3}), ("0,2-3", {0, 2, 3})])
+def test_lcore_lists(text, cpus):
+    assert isolation.cpus_of(text) == cpus
+
+
+@pytest.mark.parametrize("text", ["", "x", "1@2", "(1,2)@3", "2-x"])
+def test_lcore_lists_it_cannot_read(text):
+    with pytest.raises(UsageError, match="--isolate-lcore"):
+        isolation.cpus_of(text)

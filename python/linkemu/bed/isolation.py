@@ -11,8 +11,8 @@ frames that fall due meanwhile leave late. Per-CPU kernel threads
 (kworker/N, ksoftirqd/N, migration/N) cannot be moved and are not tried.
 
 This changes other processes' CPU affinity, which is a system setting: it
-is opt-in (bench/forwarding_paced.py and bench/tail_wait.py
---isolate-lcore), every change is undone by
+is opt-in (`linkemu run --isolate-lcore`, bench/forwarding_paced.py and
+bench/tail_wait.py --isolate-lcore), every change is undone by
 restore() (also on Ctrl-C or an error, through the caller's `finally`),
 and what it moved is reported. A run killed with SIGKILL leaves the moved
 threads on the other CPUs until they are moved back (`taskset -a -p -c
@@ -20,6 +20,8 @@ threads on the other CPUs until they are moved back (`taskset -a -p -c
 from __future__ import annotations
 
 import os
+
+from linkemu.errors import UsageError
 
 
 def _tids(pids=None):
@@ -43,12 +45,32 @@ def _comm(tid):
         return "?"
 
 
-def move_off(cpu: int, pids=None, keep=()) -> dict:
-    """Moves every thread allowed on `cpu` and on some other CPU to those
-    other CPUs. pids: only these processes' threads (all when None); keep:
-    processes left as they are (the caller's own). Returns {tid: the
-    affinity it had} for restore(), and skips what cannot move (threads
-    bound to one CPU, kernel threads that refuse, threads gone meanwhile)."""
+def cpus_of(eal_list: str) -> set[int]:
+    """The CPUs of an EAL lcore list ("1", "1-3", "1,3-4"; an lcore runs on
+    the CPU of its number unless remapped with @, which this refuses)."""
+    cpus: set[int] = set()
+    try:
+        for part in eal_list.split(","):
+            if "@" in part or "(" in part:
+                raise ValueError
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise UsageError(f"--isolate-lcore: cannot tell the CPUs of the lcore list '{eal_list}' "
+                         "(a list like 1 or 1-3 or 1,3)") from None
+    if not cpus:
+        raise UsageError(f"--isolate-lcore: the lcore list '{eal_list}' names no CPU")
+    return cpus
+
+
+def move_off(cpu, pids=None, keep=()) -> dict:
+    """Moves every thread allowed on `cpu` (one CPU, or a set of them) and
+    on some other CPU to those other CPUs. pids: only these processes'
+    threads (all when None); keep: processes left as they are (the
+    caller's own). Returns {tid: the affinity it had} for restore(), and
+    skips what cannot move (threads bound to these CPUs, kernel threads
+    that refuse, threads gone meanwhile)."""
+    away = {cpu} if isinstance(cpu, int) else set(cpu)
     moved = {}
     for pid, tid in _tids(pids):
         if pid in keep:
@@ -57,10 +79,10 @@ def move_off(cpu: int, pids=None, keep=()) -> dict:
             had = os.sched_getaffinity(tid)
         except OSError:
             continue
-        if cpu not in had or len(had) < 2:
+        if not had & away or not had - away:
             continue
         try:
-            os.sched_setaffinity(tid, had - {cpu})
+            os.sched_setaffinity(tid, had - away)
         except OSError:
             continue  # PF_NO_SETAFFINITY (EINVAL), gone (ESRCH)
         moved[tid] = had

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
 from linkemu import api
+from linkemu.bed import isolation
 from linkemu.bed.interrupts import interruptible, shielded
 from linkemu.cli import profile, punt, scenario
 from linkemu.cli.common import err
 from linkemu.cli.testbed import bed_from_args, bring_up
 from linkemu.daemon import daemon
-from linkemu.errors import LinkemuError
+from linkemu.errors import LinkemuError, UsageError
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -24,6 +26,7 @@ def cmd_run(a: argparse.Namespace) -> int:
                               lcores=a.lcores or "", layout=a.layout, seed=a.seed, io=a.io,
                               wait=a.wait)
     daemon.validate(cfg)
+    away = _isolated_cpus(a)   # checked before anything starts; None without --isolate-lcore
     daemon.check_links(cfg, daemon.require_binary(a.io))   # both links, before any bed is built
     scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
     bed.require_no_daemon()
@@ -44,13 +47,27 @@ def cmd_run(a: argparse.Namespace) -> int:
             link.detach()
             print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
             return 0
+        moved = {}
         try:
+            if away:
+                # Not this process: it mostly sleeps, and the daemon's own
+                # threads are bound already (its lcores, its control threads).
+                moved = isolation.move_off(away, keep={os.getpid()})
+                print(f"linkemu: moved {isolation.describe(moved)} off CPU "
+                      f"{','.join(map(str, sorted(away)))} until the run ends (--isolate-lcore)",
+                      file=sys.stderr)
             print(f"{ready}\n  a2b: {a2b or '(no impairment)'}\n"
                   f"  b2a: {b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
             while link.exit_code() is None:
                 time.sleep(0.2)
         except KeyboardInterrupt:
             pass
+        finally:
+            if moved:
+                with shielded():
+                    n = isolation.restore(moved)
+                print(f"linkemu: gave {n} of {len(moved)} moved threads their CPUs back "
+                      "(the others had ended)", file=sys.stderr)
     with shielded():
         scenario.run_scenario_stop(player)
         crashed = link.exit_code()
@@ -62,6 +79,23 @@ def cmd_run(a: argparse.Namespace) -> int:
              f"{daemon.log_tail(bed.layout)}")
         return 1
     return rc
+
+
+def _isolated_cpus(a: argparse.Namespace) -> set[int] | None:
+    """The CPUs --isolate-lcore keeps other threads off, or None."""
+    if not a.isolate_lcore:
+        return None
+    if a.detach:
+        raise UsageError("--isolate-lcore needs the run in the foreground: the moved threads get "
+                         "their CPUs back when it ends, and --detach returns at once")
+    if a.io == "kernel":
+        raise UsageError("--isolate-lcore is for linkemud's lcores; the kernel plane (--io kernel) "
+                         "has none")
+    away = isolation.cpus_of(a.lcores or daemon.default_lcores())
+    if not set(os.sched_getaffinity(0)) - away:
+        raise UsageError(f"--isolate-lcore: the lcores take every CPU this process may use "
+                         f"({','.join(map(str, sorted(away)))}); nothing would be left for the others")
+    return away
 
 
 def cmd_stop(a: argparse.Namespace) -> int:
@@ -123,6 +157,12 @@ def register(sub, bed_opt: argparse.ArgumentParser) -> None:
                         "adaptive (sleep until shortly before the next deadline or a frame; "
                         "default: the daemon's, docs/performance.md)")
     r.add_argument("--detach", action="store_true", help="return once the daemon is ready")
+    r.add_argument("--isolate-lcore", action="store_true",
+                   help="while the run lasts, move every other thread that may also run elsewhere "
+                        "(PID 1's workers, kdamond, other sessions' processes) off the lcores' CPUs, "
+                        "and give them back at the end: the millisecond tail of a shared machine "
+                        "(docs/performance.md); changes other processes' CPU affinity; not with "
+                        "--detach")
     r.add_argument("--scenario", default=None, metavar="FILE",
                    help="play a scenario file (timed link changes) once the daemon is ready")
     r.add_argument("--ports", default=None, metavar="IF_A,IF_B",

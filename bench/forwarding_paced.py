@@ -268,17 +268,21 @@ def main():
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
     keep_off(a.lcore)
-    moved = {}
+    moved, record = {}, None
     if a.isolate_lcore:
         # SIGTERM too must reach the `finally` that moves them back.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+        for line in isolation.recover_stale():
+            print(line, file=sys.stderr)
         moved = isolation.move_off(a.lcore)
+        record = isolation.remember(moved)
         print(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}", file=sys.stderr, flush=True)
     try:
         run(a, moved)
     finally:
         if moved:
             n = isolation.restore(moved)
+            isolation.forget(record)
             print(f"gave {n} of {len(moved)} moved threads their CPUs back", file=sys.stderr, flush=True)
 
 

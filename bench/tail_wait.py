@@ -161,18 +161,22 @@ def main() -> int:
     if os.geteuid() != 0:
         print("tail_wait: skipped: needs root (network namespaces)")
         return 0
-    moved = {}
+    moved, record = {}, None
     if o.isolate_lcore:
         # SIGTERM too must reach the `finally` that moves them back.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
         # Not this process: the bed derives the daemon's CPU from its
         # affinity (linkemu.bed.cpus), and it mostly sleeps.
+        for line in isolation.recover_stale():
+            print(line, file=sys.stderr)
         moved = isolation.move_off(cpus.daemon_cpu(), keep={os.getpid()})
+        record = isolation.remember(moved)
     try:
         return measure(o, moved)
     finally:
         if moved:
             n = isolation.restore(moved)
+            isolation.forget(record)
             print(f"gave {n} of {len(moved)} moved threads their CPUs back", file=sys.stderr)
 
 

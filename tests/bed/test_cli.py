@@ -192,3 +192,41 @@ def test_isolate_lcore_moves_threads_for_the_run_and_gives_them_back(bed_up, lin
     assert run.returncode == 0, rest
     assert "moved threads their CPUs back" in rest, rest
     assert back == every
+
+
+def test_a_killed_isolating_run_is_undone_by_testbed_down(bed_up, linkemud_bin):
+    """SIGKILL gives `linkemu run --isolate-lcore` no chance to give the
+    threads back; its record lets `testbed down` do it."""
+    dpdk_only("--isolate-lcore moves threads off linkemud's lcores")
+    every = os.sched_getaffinity(0)
+    lcore = isolation.cpus_of(cpus.default_lcores())
+    if not every - lcore:
+        pytest.skip("one CPU: nothing to move threads to")
+    other = subprocess.Popen(["sleep", "120"], preexec_fn=lambda: os.sched_setaffinity(0, every))
+    run = subprocess.Popen([sys.executable, "-m", "linkemu", "run", "--bed", BED, "--isolate-lcore",
+                            "--a2b", "delay 1ms"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=cli_env())
+    try:
+        said = ""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and "Ctrl-C to stop" not in said:
+            line = run.stderr.readline()
+            if not line and run.poll() is not None:
+                break
+            said += line
+        assert "Ctrl-C to stop" in said, said
+        assert os.sched_getaffinity(other.pid) == every - lcore
+        run.kill()
+        run.wait()
+        assert os.sched_getaffinity(other.pid) == every - lcore  # nobody gave it back
+        cp = linkemu("testbed", "down", "--bed", BED)
+        assert cp.returncode == 0, cp.stderr
+        assert "an ended run" in cp.stdout + cp.stderr, (cp.stdout, cp.stderr)
+        assert os.sched_getaffinity(other.pid) == every
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        isolation.recover_stale()   # whatever happened above, give the machine back
+        other.kill()
+        other.wait()

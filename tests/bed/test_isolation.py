@@ -7,6 +7,7 @@ what each had."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -78,3 +79,64 @@ def test_lcore_lists(text, cpus):
 def test_lcore_lists_it_cannot_read(text):
     with pytest.raises(UsageError, match="--isolate-lcore"):
         isolation.cpus_of(text)
+
+
+def _dead_pid():
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def _record(records, owner, entries):
+    records.mkdir(parents=True, exist_ok=True)
+    path = records / f"{owner}.json"
+    path.write_text(json.dumps({"owner": owner, "start": 1, "moved": entries}))
+    return path
+
+
+def test_a_killed_runs_threads_get_their_cpus_back(tmp_path):
+    """What a run killed with SIGKILL moved is given back from its record,
+    except a thread someone has moved again since."""
+    lcore = CPUS[-1]
+    moved_only, changed = _sleeper(set(CPUS)), _sleeper(set(CPUS))
+    try:
+        isolation.move_off(lcore, pids=[moved_only.pid, changed.pid])
+        os.sched_setaffinity(changed.pid, {lcore})  # someone else's choice since
+        rest = sorted(set(CPUS) - {lcore})
+        path = _record(tmp_path, _dead_pid(), {
+            str(moved_only.pid): {"had": CPUS, "now": rest},
+            str(changed.pid): {"had": CPUS, "now": rest}})
+        done = isolation.recover_stale(tmp_path)
+        assert os.sched_getaffinity(moved_only.pid) == set(CPUS)
+        assert os.sched_getaffinity(changed.pid) == {lcore}
+        assert not path.exists()
+        assert len(done) == 1 and "gave 1 threads" in done[0], done
+    finally:
+        for p in (moved_only, changed):
+            p.kill()
+            p.wait()
+
+
+def test_a_live_runs_record_is_kept_until_it_restores(tmp_path):
+    lcore = CPUS[-1]
+    other = _sleeper(set(CPUS))
+    try:
+        moved = isolation.move_off(lcore, pids=[other.pid])
+        path = isolation.remember(moved, records=tmp_path)
+        assert path is not None and path.exists()
+        assert isolation.recover_stale(tmp_path) == []   # its owner (this test) runs
+        assert os.sched_getaffinity(other.pid) == set(CPUS) - {lcore}
+        isolation.restore(moved)
+        isolation.forget(path)
+        assert not path.exists()
+        assert os.sched_getaffinity(other.pid) == set(CPUS)
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_an_unreadable_record_is_removed(tmp_path):
+    tmp_path.joinpath("123.json").write_text("{not json")
+    done = isolation.recover_stale(tmp_path)
+    assert done and "unreadable" in done[0]
+    assert not list(tmp_path.iterdir())

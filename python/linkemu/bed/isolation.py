@@ -14,14 +14,20 @@ This changes other processes' CPU affinity, which is a system setting: it
 is opt-in (`linkemu run --isolate-lcore`, bench/forwarding_paced.py and
 bench/tail_wait.py --isolate-lcore), every change is undone by
 restore() (also on Ctrl-C or an error, through the caller's `finally`),
-and what it moved is reported. A run killed with SIGKILL leaves the moved
-threads on the other CPUs until they are moved back (`taskset -a -p -c
-0-N PID`)."""
+and what it moved is reported. A run killed with SIGKILL cannot restore:
+remember() writes what was moved under /run/linkemu/isolation, and
+recover_stale() (at the next `linkemu run`, and `testbed down`) gives it
+back once its owner is gone."""
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
+from linkemu.bed import paths
 from linkemu.errors import UsageError
+
+RECORDS = paths.RUN_ROOT / "isolation"
 
 
 def _tids(pids=None):
@@ -107,3 +113,79 @@ def describe(moved: dict, limit: int = 8) -> str:
     names = sorted({_comm(t) for t in moved})
     more = f" and {len(names) - limit} more names" if len(names) > limit else ""
     return f"{len(moved)} threads ({', '.join(names[:limit])}{more})"
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot), or None when it
+    is gone: with the pid, it names one process even after pid reuse."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def remember(moved: dict, records: Path = RECORDS) -> Path | None:
+    """Writes what move_off() moved, each thread's affinity before and
+    after, for recover_stale(); returns the record, or None when it could
+    not be written (not root: the run still restores in its `finally`)."""
+    if not moved:
+        return None
+    entries = {}
+    for tid, had in moved.items():
+        try:
+            entries[str(tid)] = {"had": sorted(had), "now": sorted(os.sched_getaffinity(tid))}
+        except OSError:
+            continue  # ended already
+    owner = os.getpid()
+    path = records / f"{owner}.json"
+    try:
+        records.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"owner": owner, "start": _start_time(owner), "moved": entries}))
+        tmp.replace(path)
+    except OSError:
+        return None
+    return path
+
+
+def forget(record: Path | None) -> None:
+    """Removes a record once restore() has given everything back."""
+    if record is not None:
+        try:
+            record.unlink()
+        except OSError:
+            pass
+
+
+def recover_stale(records: Path = RECORDS) -> list[str]:
+    """Gives back what runs that ended without restore() (SIGKILL, a crash)
+    moved: each thread still alive and still where it was moved to gets
+    the affinity it had (one that someone changed since is left alone).
+    Records of runs still alive are kept. Returns what was done."""
+    done = []
+    try:
+        files = sorted(records.glob("*.json"))
+    except OSError:
+        return done
+    for path in files:
+        try:
+            rec = json.loads(path.read_text())
+            owner, start, moved = int(rec["owner"]), rec.get("start"), rec["moved"]
+        except (OSError, ValueError, KeyError, TypeError):
+            forget(path)
+            done.append(f"removed unreadable isolation record {path}")
+            continue
+        if start is not None and _start_time(owner) == start:
+            continue  # its run is still going
+        n = 0
+        for tid, e in moved.items():
+            try:
+                if os.sched_getaffinity(int(tid)) == set(e["now"]):
+                    os.sched_setaffinity(int(tid), set(e["had"]))
+                    n += 1
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        forget(path)
+        done.append(f"gave {n} threads the CPUs an ended run (pid {owner}) had moved them off")
+    return done

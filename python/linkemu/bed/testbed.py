@@ -22,7 +22,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from linkemu.bed import hugepages, netns, paths, procs, sides
+from linkemu.bed import hugepages, isolation, netns, paths, procs, sides
 from linkemu.bed.nsref import NsRef
 from linkemu.errors import LinkemuError, UsageError
 
@@ -235,6 +235,9 @@ def remove(bed: Bed, namespaces: list[str]) -> list[str]:
         shutil.rmtree(bed.run_dir, ignore_errors=True)
         done.append(f"removed {bed.run_dir}")
     done += remove_dpdk_leftovers(bed.file_prefix)
+    # A killed `linkemu run --isolate-lcore` could not give other
+    # processes' threads their CPUs back; its record can (isolation.py).
+    done += isolation.recover_stale()
     return done
 
 

@@ -27,6 +27,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                               wait=a.wait)
     daemon.validate(cfg)
     away = _isolated_cpus(a)   # checked before anything starts; None without --isolate-lcore
+    for line in isolation.recover_stale():   # a killed --isolate-lcore run's threads
+        print(f"linkemu: {line}", file=sys.stderr)
     daemon.check_links(cfg, daemon.require_binary(a.io))   # both links, before any bed is built
     scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
     bed.require_no_daemon()
@@ -47,12 +49,13 @@ def cmd_run(a: argparse.Namespace) -> int:
             link.detach()
             print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
             return 0
-        moved = {}
+        moved, record = {}, None
         try:
             if away:
                 # Not this process: it mostly sleeps, and the daemon's own
                 # threads are bound already (its lcores, its control threads).
                 moved = isolation.move_off(away, keep={os.getpid()})
+                record = isolation.remember(moved)
                 print(f"linkemu: moved {isolation.describe(moved)} off CPU "
                       f"{','.join(map(str, sorted(away)))} until the run ends (--isolate-lcore)",
                       file=sys.stderr)
@@ -66,6 +69,7 @@ def cmd_run(a: argparse.Namespace) -> int:
             if moved:
                 with shielded():
                     n = isolation.restore(moved)
+                    isolation.forget(record)
                 print(f"linkemu: gave {n} of {len(moved)} moved threads their CPUs back "
                       "(the others had ended)", file=sys.stderr)
     with shielded():

@@ -3,6 +3,7 @@ grammar errors come through as exit 2 naming the bad word."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -159,44 +160,14 @@ def test_each_pmd_forwards_on_the_bed(run_link, bed_up, pmd):
     assert min(r.rtts_ms) >= 1.0
 
 
-def test_isolate_lcore_moves_threads_for_the_run_and_gives_them_back(bed_up, linkemud_bin):
-    """`linkemu run --isolate-lcore`: while the run lasts, a process allowed
-    on every CPU (as PID 1's workers are) may not use the lcore's; after
-    Ctrl-C it may again."""
-    dpdk_only("--isolate-lcore moves threads off linkemud's lcores")
-    every = os.sched_getaffinity(0)
-    lcore = isolation.cpus_of(cpus.default_lcores())
-    if not every - lcore:
-        pytest.skip("one CPU: nothing to move threads to")
-    other = subprocess.Popen(["sleep", "120"], preexec_fn=lambda: os.sched_setaffinity(0, every))
-    run = subprocess.Popen([sys.executable, "-m", "linkemu", "run", "--bed", BED, "--isolate-lcore",
-                            "--a2b", "delay 1ms"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, env=cli_env())
-    try:
-        said = []
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            line = run.stderr.readline()
-            said.append(line)
-            if "Ctrl-C to stop" in line or (not line and run.poll() is not None):
-                break
-        assert "Ctrl-C to stop" in said[-1], "".join(said)
-        assert any("until the run ends (--isolate-lcore)" in s for s in said), "".join(said)
-        assert os.sched_getaffinity(other.pid) == every - lcore
-    finally:
-        run.send_signal(signal.SIGINT)
-        out, rest = run.communicate(timeout=120)
-        back = os.sched_getaffinity(other.pid)
-        other.kill()
-        other.wait()
-    assert run.returncode == 0, rest
-    assert "moved threads their CPUs back" in rest, rest
-    assert back == every
-
-
-def test_a_killed_isolating_run_is_undone_by_testbed_down(bed_up, linkemud_bin):
-    """SIGKILL gives `linkemu run --isolate-lcore` no chance to give the
-    threads back; its record lets `testbed down` do it."""
+@contextlib.contextmanager
+def _isolating_run():
+    """A sleeper allowed on every CPU (as PID 1's workers are), and a
+    foreground `linkemu run --isolate-lcore` read up to its "Ctrl-C to
+    stop": yields (sleeper, run, what it said, every CPU, the lcore's).
+    Afterwards the run is stopped (killed if need be), a record it left
+    is recovered, so the machine gets its CPUs back whatever the test did,
+    and the sleeper is killed."""
     dpdk_only("--isolate-lcore moves threads off linkemud's lcores")
     every = os.sched_getaffinity(0)
     lcore = isolation.cpus_of(cpus.default_lcores())
@@ -215,6 +186,33 @@ def test_a_killed_isolating_run_is_undone_by_testbed_down(bed_up, linkemud_bin):
                 break
             said += line
         assert "Ctrl-C to stop" in said, said
+        yield other, run, said, every, lcore
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        isolation.recover_stale()
+        other.kill()
+        other.wait()
+
+
+def test_isolate_lcore_moves_threads_for_the_run_and_gives_them_back(bed_up, linkemud_bin):
+    """`linkemu run --isolate-lcore`: while the run lasts, the sleeper may
+    not use the lcore's CPU; after Ctrl-C it may again."""
+    with _isolating_run() as (other, run, said, every, lcore):
+        assert "until the run ends (--isolate-lcore)" in said, said
+        assert os.sched_getaffinity(other.pid) == every - lcore
+        run.send_signal(signal.SIGINT)
+        _, rest = run.communicate(timeout=120)
+        assert run.returncode == 0, rest
+        assert "moved threads their CPUs back" in rest, rest
+        assert os.sched_getaffinity(other.pid) == every
+
+
+def test_a_killed_isolating_run_is_undone_by_testbed_down(bed_up, linkemud_bin):
+    """SIGKILL gives `linkemu run --isolate-lcore` no chance to give the
+    threads back; its record lets `testbed down` do it."""
+    with _isolating_run() as (other, run, said, every, lcore):
         assert os.sched_getaffinity(other.pid) == every - lcore
         run.kill()
         run.wait()
@@ -223,10 +221,3 @@ def test_a_killed_isolating_run_is_undone_by_testbed_down(bed_up, linkemud_bin):
         assert cp.returncode == 0, cp.stderr
         assert "an ended run" in cp.stdout + cp.stderr, (cp.stdout, cp.stderr)
         assert os.sched_getaffinity(other.pid) == every
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
-        isolation.recover_stale()   # whatever happened above, give the machine back
-        other.kill()
-        other.wait()

@@ -48,6 +48,7 @@ from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "python"))
 from linkemu.bed import isolation  # noqa: E402
+from linkemu.bed.interrupts import interruptible  # noqa: E402
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
 
 ROWS = [
@@ -268,22 +269,16 @@ def main():
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
     keep_off(a.lcore)
-    moved, record = {}, None
-    if a.isolate_lcore:
-        # SIGTERM too must reach the `finally` that moves them back.
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-        for line in isolation.recover_stale():
-            print(line, file=sys.stderr)
-        moved = isolation.move_off(a.lcore)
-        record = isolation.remember(moved)
-        print(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}", file=sys.stderr, flush=True)
+    if not a.isolate_lcore:
+        return run(a, {})
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        run(a, moved)
-    finally:
-        if moved:
-            n = isolation.restore(moved)
-            isolation.forget(record)
-            print(f"gave {n} of {len(moved)} moved threads their CPUs back", file=sys.stderr, flush=True)
+        # SIGTERM too must reach the end of isolated(), which moves them back.
+        with interruptible(), isolation.isolated(a.lcore, say=say) as moved:
+            say(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}")
+            run(a, moved)
+    except KeyboardInterrupt:
+        sys.exit(130)
 
 
 def run(a, moved):

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
 import sys
 import tempfile
@@ -41,6 +40,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from linkemu import api  # noqa: E402
 from linkemu.bed import cpus, isolation  # noqa: E402
+from linkemu.bed.interrupts import interruptible  # noqa: E402
 from linkemu.daemon import daemon  # noqa: E402
 from linkemu.instruments import noisefloor, owd  # noqa: E402
 
@@ -161,23 +161,17 @@ def main() -> int:
     if os.geteuid() != 0:
         print("tail_wait: skipped: needs root (network namespaces)")
         return 0
-    moved, record = {}, None
-    if o.isolate_lcore:
-        # SIGTERM too must reach the `finally` that moves them back.
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-        # Not this process: the bed derives the daemon's CPU from its
-        # affinity (linkemu.bed.cpus), and it mostly sleeps.
-        for line in isolation.recover_stale():
-            print(line, file=sys.stderr)
-        moved = isolation.move_off(cpus.daemon_cpu(), keep={os.getpid()})
-        record = isolation.remember(moved)
+    if not o.isolate_lcore:
+        return measure(o, {})
     try:
-        return measure(o, moved)
-    finally:
-        if moved:
-            n = isolation.restore(moved)
-            isolation.forget(record)
-            print(f"gave {n} of {len(moved)} moved threads their CPUs back", file=sys.stderr)
+        # SIGTERM too must reach the end of isolated(), which moves them
+        # back. Not this process: the bed derives the daemon's CPU from its
+        # affinity (linkemu.bed.cpus), and it mostly sleeps.
+        with interruptible(), isolation.isolated(cpus.daemon_cpu(), keep={os.getpid()},
+                                                 say=lambda line: print(line, file=sys.stderr)) as moved:
+            return measure(o, moved)
+    except KeyboardInterrupt:
+        return 130
 
 
 def measure(o, moved: dict) -> int:

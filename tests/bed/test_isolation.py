@@ -140,3 +140,24 @@ def test_an_unreadable_record_is_removed(tmp_path):
     done = isolation.recover_stale(tmp_path)
     assert done and "unreadable" in done[0]
     assert not list(tmp_path.iterdir())
+
+
+def test_isolated_gives_back_and_forgets_even_after_an_error(tmp_path):
+    """The context the runs use: moved and recorded within, given back and
+    the record gone afterwards, also when the body fails."""
+    lcore = CPUS[-1]
+    other = _sleeper(set(CPUS))
+    said = []
+    try:
+        with pytest.raises(RuntimeError):
+            with isolation.isolated(lcore, pids=[other.pid], records=tmp_path, say=said.append) as moved:
+                assert set(moved) == {other.pid}
+                assert os.sched_getaffinity(other.pid) == set(CPUS) - {lcore}
+                assert len(list(tmp_path.glob("*.json"))) == 1
+                raise RuntimeError("the run failed")
+        assert os.sched_getaffinity(other.pid) == set(CPUS)
+        assert not list(tmp_path.glob("*.json"))
+        assert said == ["gave 1 of 1 moved threads their CPUs back (the others had ended)"]
+    finally:
+        other.kill()
+        other.wait()

@@ -12,19 +12,21 @@ frames that fall due meanwhile leave late. Per-CPU kernel threads
 
 This changes other processes' CPU affinity, which is a system setting: it
 is opt-in (`linkemu run --isolate-lcore`, bench/forwarding_paced.py and
-bench/tail_wait.py --isolate-lcore), every change is undone by
-restore() (also on Ctrl-C or an error, through the caller's `finally`),
-and what it moved is reported. A run killed with SIGKILL cannot restore:
+bench/tail_wait.py --isolate-lcore), every change is undone when
+isolated() ends (also on Ctrl-C or an error; SIGTERM too under
+interrupts.interruptible()), and what it moved is reported. A run killed with SIGKILL cannot restore:
 remember() writes what was moved under /run/linkemu/isolation, and
 recover_stale() (at the next `linkemu run`, and `testbed down`) gives it
 back once its owner is gone."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
 
 from linkemu.bed import paths
+from linkemu.bed.interrupts import shielded
 from linkemu.errors import UsageError
 
 RECORDS = paths.RUN_ROOT / "isolation"
@@ -189,3 +191,26 @@ def recover_stale(records: Path = RECORDS) -> list[str]:
         forget(path)
         done.append(f"gave {n} threads the CPUs an ended run (pid {owner}) had moved them off")
     return done
+
+
+@contextlib.contextmanager
+def isolated(cpu, keep=(), say=lambda line: None, pids=None, records: Path = RECORDS):
+    """Within: every thread that may also run elsewhere is off `cpu` (one
+    CPU or a set); yields what move_off() moved (pids, keep: as there). A record (remember())
+    covers a SIGKILL meanwhile, and records that ended runs left are
+    recovered first. Moving and giving back run with Ctrl-C, SIGTERM and
+    SIGHUP ignored, so that no signal leaves threads moved and unrecorded.
+    say(line): what was recovered and, at the end, what was given back."""
+    with shielded():
+        for line in recover_stale(records):
+            say(line)
+        moved = move_off(cpu, pids=pids, keep=keep)
+        record = remember(moved, records)
+    try:
+        yield moved
+    finally:
+        with shielded():
+            n = restore(moved)
+            forget(record)
+        if moved:
+            say(f"gave {n} of {len(moved)} moved threads their CPUs back (the others had ended)")

@@ -4,6 +4,7 @@ and `linkemu stop` (stop it, print the final counters)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -28,7 +29,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     daemon.validate(cfg)
     away = _isolated_cpus(a)   # checked before anything starts; None without --isolate-lcore
     for line in isolation.recover_stale():   # a killed --isolate-lcore run's threads
-        print(f"linkemu: {line}", file=sys.stderr)
+        err(line)
     daemon.check_links(cfg, daemon.require_binary(a.io))   # both links, before any bed is built
     scen = scenario.run_scenario_load(a)   # checked before anything starts; None without --scenario
     bed.require_no_daemon()
@@ -49,29 +50,20 @@ def cmd_run(a: argparse.Namespace) -> int:
             link.detach()
             print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
             return 0
-        moved, record = {}, None
-        try:
-            if away:
-                # Not this process: it mostly sleeps, and the daemon's own
-                # threads are bound already (its lcores, its control threads).
-                moved = isolation.move_off(away, keep={os.getpid()})
-                record = isolation.remember(moved)
-                print(f"linkemu: moved {isolation.describe(moved)} off CPU "
-                      f"{','.join(map(str, sorted(away)))} until the run ends (--isolate-lcore)",
-                      file=sys.stderr)
-            print(f"{ready}\n  a2b: {a2b or '(no impairment)'}\n"
-                  f"  b2a: {b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
-            while link.exit_code() is None:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            if moved:
-                with shielded():
-                    n = isolation.restore(moved)
-                    isolation.forget(record)
-                print(f"linkemu: gave {n} of {len(moved)} moved threads their CPUs back "
-                      "(the others had ended)", file=sys.stderr)
+        # Not this process: it mostly sleeps, and the daemon's own threads
+        # are bound already (its lcores, its control threads).
+        with (isolation.isolated(away, keep={os.getpid()}, say=err)
+              if away else contextlib.nullcontext({})) as moved:
+            try:
+                if away:
+                    err(f"moved {isolation.describe(moved)} off CPU {','.join(map(str, sorted(away)))} "
+                        "until the run ends (--isolate-lcore)")
+                print(f"{ready}\n  a2b: {a2b or '(no impairment)'}\n"
+                      f"  b2a: {b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
+                while link.exit_code() is None:
+                    time.sleep(0.2)
+            except KeyboardInterrupt:
+                pass
     with shielded():
         scenario.run_scenario_stop(player)
         crashed = link.exit_code()

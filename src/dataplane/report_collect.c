@@ -54,10 +54,8 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 				return -1;
 			add_task(out, snap, t->kind, ring);
 			le_hist_merge(&out->error, &t->error);
-			if (t->kind == DP_TASK_RUN_TO_COMPLETION || t->kind == DP_TASK_WORKER) {
-				dp_poll_gaps_merge(&out->poll_gaps, &t->gaps);
-				out->poll_observed_ns += t->gaps.observed_ns;
-			}
+			if (t->kind == DP_TASK_RUN_TO_COMPLETION || t->kind == DP_TASK_WORKER)
+				dp_poll_gaps_merge(&out->poll_gaps, &out->poll_observed_ns, &t->gaps);
 		}
 	}
 	for (int r = 0; r < 2; r++)

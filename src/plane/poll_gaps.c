@@ -9,8 +9,9 @@ void dp_poll_gaps_init(struct dp_poll_gaps *g)
 	le_hist_init(&g->hist);
 }
 
-void dp_poll_gaps_merge(struct le_hist *h, const struct dp_poll_gaps *g)
+void dp_poll_gaps_merge(struct le_hist *h, uint64_t *observed_ns, const struct dp_poll_gaps *g)
 {
+	*observed_ns += g->observed_ns;
 	le_hist_merge(h, &g->hist);
 	for (unsigned k = 0; k < DP_POLL_GAP_FINE; k++) {
 		uint64_t n = g->fine[k];

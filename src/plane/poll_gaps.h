@@ -55,9 +55,10 @@ static inline void dp_poll_gaps_note(struct dp_poll_gaps *g, le_ns_t now)
 	g->last = now;
 }
 
-/* All of g's gaps of DP_POLL_GAP_MIN_NS or more into h (h += g), each
- * short one at the middle of its step: for reports. */
-void dp_poll_gaps_merge(struct le_hist *h, const struct dp_poll_gaps *g);
+/* For reports: all of g's gaps of DP_POLL_GAP_MIN_NS or more into h
+ * (each short one at the middle of its step), and the time they cover
+ * into *observed_ns. */
+void dp_poll_gaps_merge(struct le_hist *h, uint64_t *observed_ns, const struct dp_poll_gaps *g);
 
 /* After a nap the lcore chose (--wait adaptive), before the next poll:
  * the nap ended ahead of the next deadline by design, so it is neither a

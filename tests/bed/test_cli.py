@@ -35,6 +35,7 @@ BED = suite_bed(__file__)
     (["stop", "--frobnicate"], "unrecognized"),
     (["run", "--isolate-lcore", "--detach"], "--isolate-lcore needs the run in the foreground"),
     (["run", "--isolate-lcore", "--io", "kernel"], "the kernel plane (--io kernel) has none"),
+    (["run", "--isolate-lcore", "--lcores", "0-1023"], "nothing would be left for the others"),
 ])
 def test_usage_errors_exit_2(args, needle):
     cp = linkemu(*args)

@@ -44,6 +44,7 @@ def test_a_stopped_lcore_shows_in_the_poll_gaps(linkemud_bin, tmp_path):
                            1.0, name="gaps", during=stall)
     assert rc == 0, err
     rep = json.loads(stats.read_text())
+    assert rep["conserved"]  # a stopped lcore loses no frame
     for name, d in rep["directions"].items():
         g = d["poll_gaps"]
         gap_ns, t_ns = g["over_1us"]["max"], g["observed_s"] * 1e9

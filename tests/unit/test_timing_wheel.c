@@ -306,6 +306,50 @@ static void big_bucket(void)
 	le_delay_line_free(&d);
 }
 
+/* Deadlines on the edges of the 1.024 us slots (a slot's first and last
+ * ns and their neighbours), taken at times on the same edges: a bucket
+ * goes out whole, straight from the wheel, only once its last ns is due,
+ * and a frame due 1 ns later stays. */
+static void slot_edges(void)
+{
+	static const int64_t at[] = { -2, -1, 0, 1, 1022, 1023, 1024 };
+	struct le_delay_line d;
+	struct ref r;
+	struct le_frame a[64], b[64];
+	uint64_t x = 11, id = 1;
+	le_ns_t now = 1 << 20;
+	unsigned bad = 0, taken = 0;
+
+	CHECK(le_delay_line_init_ordered(&d, 4096, LE_NS_PER_MS) == 0);
+	CHECK_EQ_U64(d.wheel.shift, 10);
+	ref_init(&r, d.capacity);
+	for (unsigned s = 0; s < 200000; s++) {
+		uint64_t slot = (now >> 10) + rnd(&x) % 8;
+		le_ns_t edge = (le_ns_t)((int64_t)(slot << 10) + at[rnd(&x) % 7]);
+
+		if (rnd(&x) % 3 && r.nheld + r.ndue < d.capacity) {
+			struct le_frame f = { .handle = (void *)(uintptr_t)id++, .len = 64, .deadline = edge };
+			bad += le_delay_line_push(&d, &f) != ref_push(&r, &f);
+		} else {
+			unsigned max = 1 + (unsigned)(rnd(&x) % 64), n, m;
+
+			if (edge > now)
+				now = edge;
+			n = le_delay_line_pop_due(&d, now, a, max);
+			m = ref_pop_due(&r, now, b, max);
+			bad += n != m;
+			for (unsigned k = 0; k < n && k < m; k++)
+				bad += a[k].handle != b[k].handle || a[k].deadline != b[k].deadline;
+			taken += n;
+		}
+		bad += le_delay_line_held(&d) != r.nheld;
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK(taken > 50000, "frames taken: %u", taken);
+	le_delay_line_free(&d);
+	ref_free(&r);
+}
+
 /* The span follows the horizon: 2^8 .. 2^18 buckets of 1.024 us, then
  * wider buckets. */
 static void span(void)
@@ -329,6 +373,7 @@ int main(void)
 {
 	span();
 	random_against_reference();
+	slot_edges();
 	big_bucket();
 	return mt_summary();
 }

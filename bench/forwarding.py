@@ -32,6 +32,8 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from children import eal_prefix, interruptible, running  # noqa: E402
 # limit: 1 ms at the ~20 Mpps one lcore reaches needs ~20k frames; 100k
 # leaves room, and with duplicates' headroom the pool (2 x 2 x 100k mbufs)
 # still fits the 2 GiB of hugepages scripts/setup.sh reserves.
@@ -60,6 +62,7 @@ STAGE_LINKS = [
     f"delay 1ms 100us loss gemodel 1% 10% duplicate 1% corrupt 1% reorder 1% rate 40gbit {L} ; {CLASS16}",
 ]
 EAL_NULL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1"]
+PREFIX = eal_prefix("lefwd")
 
 
 def linkemud_path():
@@ -68,17 +71,17 @@ def linkemud_path():
 
 def run_linkemud(lcore, seconds, link, binary=None):
     with tempfile.NamedTemporaryFile(suffix=".json") as stats:
-        cmd = [binary or linkemud_path(), "-l", str(lcore), *EAL_NULL, "--",
+        cmd = [binary or linkemud_path(), "-l", str(lcore), *EAL_NULL, "--file-prefix", PREFIX, "--",
                "--a2b", link, "--b2a", link, "--seed", "1", "--stats-file", stats.name]
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for line in p.stdout:
-            if line.startswith("linkemud: ready"):
-                break
-        else:
-            sys.exit("linkemud did not start:\n" + (p.stdout.read() if p.stdout else ""))
-        time.sleep(seconds)
-        p.send_signal(signal.SIGINT)
-        p.communicate(timeout=30)
+        with running(cmd, PREFIX, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+            for line in p.stdout:
+                if line.startswith("linkemud: ready"):
+                    break
+            else:
+                sys.exit("linkemud did not start:\n" + (p.stdout.read() if p.stdout else ""))
+            time.sleep(seconds)
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=30)
         report = json.load(open(stats.name))
     d = report["directions"]
     tx = d["a2b"]["tx"] + d["b2a"]["tx"]
@@ -93,13 +96,13 @@ def run_linkemud(lcore, seconds, link, binary=None):
 
 def run_testpmd(lcores, seconds):
     # testpmd exits on EOF of stdin; feed it a pipe we keep open.
-    cmd = ["dpdk-testpmd", "-l", lcores, *EAL_NULL, "--", "--forward-mode=io",
+    cmd = ["dpdk-testpmd", "-l", lcores, *EAL_NULL, "--file-prefix", PREFIX, "--", "--forward-mode=io",
            "--auto-start", "--stats-period", "1"]
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
-    time.sleep(seconds + 1)
-    p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=30)
+    with running(cmd, PREFIX, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                 text=True) as p:
+        time.sleep(seconds + 1)
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=30)
     # One "Tx-pps" line per port per period; sum the two ports of each
     # period and drop the first period (start-up).
     tx = [int(v) for v in re.findall(r"Tx-pps:\s+(\d+)", out)]
@@ -110,6 +113,15 @@ def run_testpmd(lcores, seconds):
 
 
 def main():
+    # SIGTERM unwinds like Ctrl-C: the program of the moment is stopped.
+    with interruptible():
+        try:
+            measure()
+        except KeyboardInterrupt:
+            sys.exit(130)
+
+
+def measure():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="per round (default 5)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of each program (default 3)")

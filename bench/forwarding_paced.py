@@ -48,7 +48,7 @@ from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "python"))
 from linkemu.bed import isolation  # noqa: E402
-from linkemu.bed.interrupts import interruptible  # noqa: E402
+from children import interruptible, stop  # noqa: E402
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
 
 ROWS = [
@@ -107,6 +107,7 @@ class Step:
         self.t0, self.busy0, self.self0 = time.monotonic(), cpu_busy_s(), sum(os.times()[:4])
         tag = f"{os.getpid()}-{Step.n}"
         self.prefix = f"pgh{tag}"
+        self.client_prefix = f"pgc{tag}"  # the program under test's
         self.sock = [f"/tmp/pgh-{tag}.{i}.sock" for i in range(2)]
         self.ctl = f"/tmp/pgh-{tag}.ctl"
         self.gen = subprocess.Popen(
@@ -115,11 +116,19 @@ class Step:
              "--", "--rate", str(rate), "--seconds", str(seconds), "--warmup", str(warmup),
              "--burst", str(burst)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        # Every program of the step, stopped by close() whatever happens.
+        self.procs = [self.gen]
         self.rsize = rsize
-        self.wait_line("pacegen: waiting")
+        try:
+            self.wait_line("pacegen: waiting")
+        except BaseException:
+            self.close()
+            raise
 
     def client_vdevs(self):
-        return [f"--vdev=net_memif{i},role=client,socket={s},rsize={self.rsize}" for i, s in enumerate(self.sock)]
+        """EAL options of the program under test: the ports, its own prefix."""
+        return ["--file-prefix", self.client_prefix,
+                *[f"--vdev=net_memif{i},role=client,socket={s},rsize={self.rsize}" for i, s in enumerate(self.sock)]]
 
     def wait_line(self, prefix):
         for line in self.gen.stdout:
@@ -145,17 +154,33 @@ class Step:
     def finish(self):
         self.gen.send_signal(signal.SIGINT)
         self.gen.communicate(timeout=30)
-        for s in self.sock:
-            if os.path.exists(s):
-                os.unlink(s)
+        self.close()
+        return self.res
+
+    def start(self, argv, **kw):
+        """A program under test, stopped by close() with the source."""
+        p = subprocess.Popen(argv, **kw)
+        self.procs.append(p)
+        return p
+
+    def close(self):
+        """Stops what still runs (a bench stopped by SIGTERM or Ctrl-C, a
+        failed step: a busy-polling linkemud left behind would take a CPU
+        until someone killed it) and removes the step's files. Safe to
+        call more than once."""
+        for p in self.procs:
+            stop(p)
+        for f in (*self.sock, self.ctl, self.ctl + ".json"):
+            if os.path.exists(f):
+                os.unlink(f)
         # EAL leaves its runtime directory even with --in-memory.
         remove_dpdk_leftovers(self.prefix)
-        return self.res
+        remove_dpdk_leftovers(self.client_prefix)
 
 
 def run_linkemud(step, link, lcore):
     stats_file = step.ctl + ".json"
-    p = subprocess.Popen(
+    p = step.start(
         [linkemud_path(), "-l", str(lcore), "--no-pci", "--in-memory", *step.client_vdevs(), "--",
          "--a2b", link, "--b2a", link, "--seed", "1", "--control", step.ctl, "--stats-file", stats_file],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -191,7 +216,7 @@ def run_linkemud(step, link, lcore):
 
 
 def run_testpmd(step, lcore):
-    p = subprocess.Popen(
+    p = step.start(
         ["dpdk-testpmd", "-l", f"0,{lcore}", "--no-pci", "--in-memory", *step.client_vdevs(), "--",
          "--forward-mode=io", "--auto-start"],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
@@ -269,14 +294,16 @@ def main():
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
     keep_off(a.lcore)
-    if not a.isolate_lcore:
-        return run(a, {})
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        # SIGTERM too must reach the end of isolated(), which moves them back.
-        with interruptible(), isolation.isolated(a.lcore, say=say) as moved:
-            say(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}")
-            run(a, moved)
+        # SIGTERM too must unwind: each step stops its programs (Step.close),
+        # and isolated() moves the threads back.
+        with interruptible():
+            if not a.isolate_lcore:
+                return run(a, {})
+            with isolation.isolated(a.lcore, say=say) as moved:
+                say(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}")
+                run(a, moved)
     except KeyboardInterrupt:
         sys.exit(130)
 
@@ -297,7 +324,10 @@ def run(a, moved):
                 print(f"[round {rnd + 1}/{a.rounds}] {name} at {rate / 1e6:g} Mpps ...", file=sys.stderr, flush=True)
                 for attempt in range(a.retries + 1):
                     step = Step(rate, a.seconds, a.warmup, a.burst, a.rsize)
-                    r = run_testpmd(step, a.lcore) if link is None else run_linkemud(step, link, a.lcore)
+                    try:
+                        r = run_testpmd(step, a.lcore) if link is None else run_linkemud(step, link, a.lcore)
+                    finally:
+                        step.close()
                     r["fail"] = verdict(r, rate, bound)
                     r["attempts"] = attempt + 1
                     if not r["fail"] or r["contention"] <= a.max_others or attempt == a.retries:

@@ -1,0 +1,63 @@
+"""The benchmarks stop what they started, however they end
+(bench/children.py): a busy-polling linkemud or testpmd left behind by a
+benchmark stopped with SIGTERM would take a CPU until someone killed it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _bench_with_a_child(tmp_path, child: str) -> tuple[subprocess.Popen, int]:
+    """A stand-in benchmark: a child program in running(), under
+    interruptible(), waiting; returns it and its child's pid."""
+    script = tmp_path / "bench.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(BENCH)!r})
+        from children import interruptible, running
+        with interruptible():
+            try:
+                with running([sys.executable, "-c", {child!r}]) as p:
+                    print(p.pid, flush=True)
+                    time.sleep(60)
+            except KeyboardInterrupt:
+                sys.exit(130)
+    """))
+    bench = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    return bench, int(bench.stdout.readline())
+
+
+def test_sigterm_stops_the_child(tmp_path):
+    bench, child = _bench_with_a_child(tmp_path, "import time; time.sleep(60)")
+    bench.send_signal(signal.SIGTERM)
+    assert bench.wait(timeout=15) == 130
+    assert _gone(child), "the benchmark's child outlived it"
+
+
+def test_a_child_that_ignores_sigint_is_killed(tmp_path):
+    # A program stuck past its SIGINT (a wedged EAL exit): SIGKILL after 10 s.
+    bench, child = _bench_with_a_child(
+        tmp_path, "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)")
+    time.sleep(0.5)  # the child has set its handler
+    bench.send_signal(signal.SIGTERM)
+    assert bench.wait(timeout=30) == 130
+    assert _gone(child)

@@ -464,7 +464,45 @@ int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_di
 			return le_err(err, errlen, "cannot allocate the class rules' tables");
 		}
 	}
+	p->busy[0] = p->busy[1] = ~0ull;
 	return 0;
+}
+
+/* --- the busy set (path.h) ------------------------------------------------------ */
+
+static int is_busy(const struct le_path *p, unsigned k)
+{
+	return (p->busy[k >> 6] >> (k & 63)) & 1;
+}
+
+/* Frames are about to reach class k: back into the set, its clock first
+ * brought to where the dequeues it missed would have brought it. */
+static inline void wake(struct le_path *p, unsigned k)
+{
+	if (!is_busy(p, k)) {
+		struct le_link *l = &p->link[k];
+
+		if (l->clock < p->seen)
+			l->clock = p->seen;
+		p->busy[k >> 6] |= 1ull << (k & 63);
+	}
+}
+
+/* Out of the set when it holds nothing and nothing moves it while idle:
+ * then le_link_dequeue would only move its clock, which wake() does. */
+static void maybe_idle(struct le_path *p, unsigned k)
+{
+	const struct le_link *l = &p->link[k];
+
+	if (!p->chained && le_link_depth(l) == 0 && !l->cfg.trace.enabled && l->elder == NULL && l->heir == NULL)
+		p->busy[k >> 6] &= ~(1ull << (k & 63));
+}
+
+void le_path_catch_up(struct le_path *p)
+{
+	for (unsigned k = 0; k < p->nlinks; k++)
+		if (!is_busy(p, k) && p->link[k].clock < p->seen)
+			p->link[k].clock = p->seen;
 }
 
 void le_path_free(struct le_path *p)
@@ -512,6 +550,7 @@ void le_path_enqueue(struct le_path *p, void *handle, uint32_t len, le_ns_t arri
 		p->ops.punt(p->ops.punt_ctx, p, k, handle, len, arrival);
 		return;
 	}
+	wake(p, k);
 	le_chain_offer(&p->chain[k], handle, len, arrival);
 }
 
@@ -519,6 +558,7 @@ void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32
 			   le_ns_t arrival)
 {
 	if (p->nlinks == 1) { /* no rule to classify by, nothing punted */
+		wake(p, 0);
 		le_chain_offer_burst(&p->chain[0], handles, lens, n, arrival);
 		return;
 	}
@@ -538,6 +578,7 @@ void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32
 					p->ops.punt(p->ops.punt_ctx, p, k, handles[m], lens[m], arrival);
 				continue;
 			}
+			wake(p, k);
 			le_chain_offer_burst(&p->chain[k], &handles[i], &lens[i], j - i, arrival);
 		}
 		handles += c;
@@ -548,7 +589,10 @@ void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32
 
 void le_path_offer_class(struct le_path *p, unsigned cls, void *handle, uint32_t len, le_ns_t arrival)
 {
-	le_chain_offer(&p->chain[cls < p->nlinks ? cls : 0], handle, len, arrival);
+	unsigned k = cls < p->nlinks ? cls : 0;
+
+	wake(p, k);
+	le_chain_offer(&p->chain[k], handle, len, arrival);
 }
 
 void le_path_move(struct le_path *p, le_ns_t now)
@@ -562,19 +606,27 @@ unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, u
 {
 	unsigned n = 0;
 
+	if (now > p->seen)
+		p->seen = now;
 	le_path_move(p, now);
 	if (p->nlinks == 1)
 		return le_link_dequeue(&p->link[0], now, out, max);
 	unsigned due[LE_MAX_CLASSES + 1], ndue = 0;
 
-	/* Bring every class to now, and note those with due frames. */
-	for (unsigned k = 0; k < p->nlinks; k++) {
-		const struct le_delay_line *d = &p->link[k].line;
+	/* Bring every busy class to now, and note those with due frames. */
+	for (unsigned w = 0; w < 2; w++)
+		for (uint64_t bits = p->busy[w]; bits; bits &= bits - 1) {
+			unsigned k = w * 64 + (unsigned)__builtin_ctzll(bits);
+			const struct le_delay_line *d = &p->link[k].line;
 
-		le_link_dequeue(&p->link[k], now, out, 0);
-		if (le_delay_line_count(d) > le_delay_line_held(d))
-			due[ndue++] = k;
-	}
+			if (k >= p->nlinks)
+				break;
+			le_link_dequeue(&p->link[k], now, out, 0);
+			if (le_delay_line_count(d) > le_delay_line_held(d))
+				due[ndue++] = k;
+			else
+				maybe_idle(p, k);
+		}
 	/* Mostly one class has frames due: take them in one call. */
 	if (ndue == 1)
 		return le_link_dequeue(&p->link[due[0]], now, out, max);
@@ -689,6 +741,9 @@ int le_path_class_index(const struct le_path *p, const char *name)
 
 void le_path_inherit_at(struct le_path *newp, struct le_path *old, le_ns_t at)
 {
+	le_path_catch_up(old);
+	le_path_catch_up(newp);
+	newp->busy[0] = newp->busy[1] = ~0ull; /* frames may come over to any */
 	/* By name: reordered or renamed rules never hand one class's backlog
 	 * or loss state to another. */
 	for (unsigned k = 0; k < newp->nlinks; k++) {
@@ -703,6 +758,7 @@ void le_path_inherit(struct le_path *newp, struct le_path *old)
 	struct le_counters none;
 	le_ns_t at = 0;
 
+	le_path_catch_up(old);
 	for (unsigned k = 0; k < old->nlinks; k++)
 		for (unsigned h = 0; h < old->chain[k].n; h++)
 			if (old->chain[k].hop[h]->clock > at)

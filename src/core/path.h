@@ -109,6 +109,14 @@ struct le_path {
 	struct le_chain chain[LE_MAX_CLASSES + 1];
 	enum le_direction dir;
 	uint64_t punted;               /* bit k-1: class k is punted (ops.punt) */
+	/* Links that may hold frames (bit k of word k / 64): le_path_dequeue
+	 * asks only these. A path of many classes asked every link on every
+	 * burst, and each idle one cost cache misses on lines the frames of
+	 * the busy one had pushed out of L1 meanwhile. A link leaves the set
+	 * when a dequeue finds it empty (unless a trace moves it while idle,
+	 * or the path has hops), and joins again when frames reach it. */
+	uint64_t busy[2];
+	le_ns_t seen;                  /* the latest time le_path_dequeue was given */
 };
 
 /* Sets up every class's link (allocation and file reads happen here,
@@ -118,6 +126,10 @@ struct le_path {
 int le_path_init(struct le_path *p, const struct le_path_config *cfg, enum le_direction dir,
 		 uint64_t default_seed, const struct le_frame_ops *ops, char *err, size_t errlen);
 void le_path_free(struct le_path *p);
+/* Every link's clock as the dequeues since it left the busy set would
+ * have moved it (see busy). Whatever reads the links' clocks calls it
+ * first: le_path_inherit does. */
+void le_path_catch_up(struct le_path *p);
 
 /* The class a frame belongs to (0 = default). */
 unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len);

@@ -1,0 +1,187 @@
+/* A path asks only its busy links (path.h, `busy`): it must give exactly
+ * what asking every link on every dequeue gave. Two twins get the same
+ * random schedule (bursts of one arrival, some late, in phases where one
+ * class or another gets no frame for a long while, dequeues at random
+ * times and sizes, a live change in the middle); the reference twin has
+ * every link put back into the busy set before each dequeue, which is
+ * the loop as it was. After every step they must agree on the frames
+ * that leave, every counter, the frames held, and (after
+ * what le_path_catch_up would make of it) every link's clock. At the end,
+ * le_path_catch_up must set the clocks that. */
+#include <string.h>
+
+#include "fake.h"
+#include "minitest.h"
+#include "path.h"
+#include "rng.h"
+#include "swap.h"
+
+static void all_busy(struct le_swap *s)
+{
+	s->active->busy[0] = s->active->busy[1] = ~0ull;
+	for (unsigned i = 0; i < s->nretiring; i++)
+		s->retiring[i]->busy[0] = s->retiring[i]->busy[1] = ~0ull;
+}
+
+/* Link k's clock as le_path_catch_up would set it, without setting it
+ * (catching up at every step would hide a link left behind). */
+static le_ns_t clock_of(const struct le_path *p, unsigned k)
+{
+	int busy = (p->busy[k >> 6] >> (k & 63)) & 1;
+
+	return !busy && p->link[k].clock < p->seen ? p->seen : p->link[k].clock;
+}
+
+static int same_clocks(const struct le_path *a, const struct le_path *b)
+{
+	for (unsigned k = 0; k < a->nlinks; k++)
+		if (clock_of(a, k) != clock_of(b, k))
+			return 0;
+	return 1;
+}
+
+/* Frame bytes: IPv4, protocol `proto` (17 UDP, 6 TCP, 1 ICMP). */
+static void *twin_frame(struct fakes *fa, struct fakes *fb, uint32_t len, uint8_t proto)
+{
+	void *h = fk_new(fa, len);
+
+	if (fk_new(fb, len) != h)
+		return NULL;
+	for (struct fakes *fk = fa; fk != NULL; fk = fk == fa ? fb : NULL) {
+		uint8_t *b = fk->data[fk_idx(h)];
+		b[12] = 0x08;
+		b[14] = 0x45;
+		b[23] = proto;
+	}
+	return h;
+}
+
+static void twins(const char *first, const char *second, uint64_t seed)
+{
+	struct fakes fa, fb;
+	struct le_path *pa[2], *pb[2];
+	struct le_swap sa, sb;
+	struct le_rng r;
+	le_ns_t clock = 1000;
+	unsigned idle_steps = 0;
+	int ok = 1;
+
+	fk_init(&fa, 1);
+	fk_init(&fb, 1);
+	for (unsigned k = 0; k < 2 && ok; k++) {
+		struct le_path_config pc;
+		char err[LE_ERR_MAX] = "";
+		const char *text = k ? second : first;
+
+		pa[k] = calloc(1, sizeof(struct le_path));
+		pb[k] = calloc(1, sizeof(struct le_path));
+		ok = le_path_config_parse(text, &pc, err, sizeof(err)) == 0 &&
+		     le_path_init(pa[k], &pc, LE_DIR_A2B, 3, &fa.ops, err, sizeof(err)) == 0 &&
+		     le_path_init(pb[k], &pc, LE_DIR_A2B, 3, &fb.ops, err, sizeof(err)) == 0;
+		CHECK(ok, "'%s': %s", text, err);
+	}
+	if (!ok)
+		return;
+	le_swap_init(&sa, pa[0]);
+	le_swap_init(&sb, pb[0]);
+	le_rng_seed(&r, seed, 0, 0);
+	for (unsigned step = 0; step < 20000 && ok; step++) {
+		/* Phases of 500 steps: which protocols arrive. */
+		static const uint8_t phase[][3] = { { 17, 6, 1 }, { 17, 17, 17 }, { 6, 6, 1 }, { 1, 1, 1 } };
+		const uint8_t *protos = phase[(step / 500) % 4];
+		struct le_frame oa[40], ob[40];
+		le_ns_t t;
+
+		clock += le_rng_below(&r, 20000);
+		t = clock;
+		if (step == 10000) {
+			CHECK_EQ_U64(le_swap_stage(&sa, pa[1], clock + 50000), 0);
+			CHECK_EQ_U64(le_swap_stage(&sb, pb[1], clock + 50000), 0);
+		}
+		if (le_rng_below(&r, 3)) {
+			unsigned n = 1 + (unsigned)le_rng_below(&r, 32);
+			uint8_t proto = protos[le_rng_below(&r, 3)];
+			void *h[32];
+			uint32_t len[32];
+
+			/* a burst sometimes arrives late: before the clocks the
+			 * dequeues moved, idle links' included */
+			if (le_rng_below(&r, 8) == 0 && t > 30000)
+				t -= le_rng_below(&r, 30000);
+			for (unsigned i = 0; i < n && ok; i++) {
+				len[i] = 60 + (uint32_t)le_rng_below(&r, 100);
+				h[i] = twin_frame(&fa, &fb, len[i], proto);
+				ok = h[i] != NULL;
+			}
+			if (!ok) {
+				CHECK(0, "the twins' frame pools went apart");
+				break;
+			}
+			le_swap_offer_burst(&sa, h, len, n, t);
+			le_swap_offer_burst(&sb, h, len, n, t);
+		} else {
+			unsigned max = 1 + (unsigned)le_rng_below(&r, 40), na, nb;
+
+			all_busy(&sa);
+			na = le_swap_dequeue(&sa, t, oa, max);
+			nb = le_swap_dequeue(&sb, t, ob, max);
+			if (na != nb) {
+				CHECK(0, "'%s': dequeue of step %u: %u frames against %u", first, step, nb, na);
+				break;
+			}
+			for (unsigned i = 0; i < na; i++)
+				if (oa[i].handle != ob[i].handle || oa[i].deadline != ob[i].deadline ||
+				    oa[i].arrival != ob[i].arrival || oa[i].cls != ob[i].cls) {
+					CHECK(0, "'%s': step %u: frame %u of a dequeue differs", first, step, i);
+					ok = 0;
+					break;
+				}
+		}
+		struct le_counters ca, cb;
+		le_path_counters(sa.active, &ca);
+		le_path_counters(sb.active, &cb);
+		if (memcmp(&ca, &cb, sizeof(ca)) != 0 || sa.swaps != sb.swaps ||
+		    le_path_depth(sa.active) != le_path_depth(sb.active) || !same_clocks(sa.active, sb.active)) {
+			CHECK(0, "'%s': the twins differ after step %u", first, step);
+			break;
+		}
+		/* the set was used: some link was left out of a dequeue */
+		idle_steps += (sb.active->busy[0] & ((1ull << sb.active->nlinks) - 1)) !=
+			      ((1ull << sb.active->nlinks) - 1);
+	}
+	le_path_catch_up(sb.active);
+	for (unsigned k = 0; k < sb.active->nlinks; k++)
+		CHECK_EQ_U64(sb.active->link[k].clock, clock_of(sa.active, k));
+	CHECK_EQ_U64(sb.swaps, 1);
+	CHECK(idle_steps > 1000, "'%s': links were out of the busy set in %u steps", first, idle_steps);
+	struct le_frame o[64];
+	while (le_swap_dequeue(&sa, UINT64_MAX - 1, o, 64) > 0)
+		;
+	while (le_swap_dequeue(&sb, UINT64_MAX - 1, o, 64) > 0)
+		;
+	CHECK_EQ_U64(le_path_depth(sb.active), 0);
+	CHECK_EQ_U64(fb.freed, fa.freed);
+	for (unsigned k = 0; k < 2; k++) {
+		le_path_free(pa[k]);
+		le_path_free(pb[k]);
+		free(pa[k]);
+		free(pb[k]);
+	}
+	fk_fini(&fa);
+	fk_fini(&fb);
+}
+
+int main(void)
+{
+	/* classes that go idle for whole phases; late bursts reach them */
+	twins("delay 1ms limit 50 ; class t match proto tcp : delay 100us limit 20 ; "
+	      "class u match proto udp : delay 0 limit 10",
+	      "delay 2ms limit 30 ; class u match proto udp : delay 50us 20us limit 40 ; "
+	      "class t match proto tcp : rate 10mbit limit 5", 11);
+	/* every stage on a class; a serializer and a queue on another */
+	twins("delay 10us ; class u match proto udp : delay 300us 200us loss gemodel 5% 20% duplicate 10% "
+	      "corrupt 5% reorder 20% rate 300mbit limit 25 ; class t match proto tcp : rate 50mbit limit 8 "
+	      "codel target 100us interval 1ms",
+	      "delay 10us ; class t match proto tcp : delay 0 limit 3", 12);
+	return mt_summary();
+}

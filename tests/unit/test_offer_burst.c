@@ -14,6 +14,7 @@
 #include "path.h"
 #include "rng.h"
 #include "swap.h"
+#include "twin_paths.h"
 
 /* Plain (the burst loop) and not plain (the frame loop behind it). */
 static const char *const links[] = {
@@ -236,17 +237,8 @@ static void swaps_agree(void)
 
 		fk_init(&fa, 1);
 		fk_init(&fb, 1);
-		for (unsigned k = 0; k < 2 && ok; k++) {
-			struct le_path_config pc;
-			char err[LE_ERR_MAX] = "";
-
-			pa[k] = calloc(1, sizeof(struct le_path));
-			pb[k] = calloc(1, sizeof(struct le_path));
-			ok = le_path_config_parse(paths[c][k], &pc, err, sizeof(err)) == 0 &&
-			     le_path_init(pa[k], &pc, LE_DIR_A2B, 3, &fa.ops, err, sizeof(err)) == 0 &&
-			     le_path_init(pb[k], &pc, LE_DIR_A2B, 3, &fb.ops, err, sizeof(err)) == 0;
-			CHECK(ok, "'%s': %s", paths[c][k], err);
-		}
+		for (unsigned k = 0; k < 2 && ok; k++)
+			ok = twin_paths_init(paths[c][k], &fa, &fb, &pa[k], &pb[k]) == 0;
 		if (!ok)
 			continue;
 		le_swap_init(&sa, pa[0]);
@@ -298,12 +290,8 @@ static void swaps_agree(void)
 		while (le_swap_dequeue(&sb, UINT64_MAX - 1, o, 64) > 0)
 			;
 		CHECK_EQ_U64(le_path_depth(sb.active), 0);
-		for (unsigned k = 0; k < 2; k++) {
-			le_path_free(pa[k]);
-			le_path_free(pb[k]);
-			free(pa[k]);
-			free(pb[k]);
-		}
+		for (unsigned k = 0; k < 2; k++)
+			twin_paths_free(pa[k], pb[k]);
 		fk_fini(&fa);
 		fk_fini(&fb);
 	}

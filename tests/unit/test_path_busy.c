@@ -15,6 +15,7 @@
 #include "path.h"
 #include "rng.h"
 #include "swap.h"
+#include "twin_paths.h"
 
 static void all_busy(struct le_swap *s)
 {
@@ -68,18 +69,8 @@ static void twins(const char *first, const char *second, uint64_t seed)
 
 	fk_init(&fa, 1);
 	fk_init(&fb, 1);
-	for (unsigned k = 0; k < 2 && ok; k++) {
-		struct le_path_config pc;
-		char err[LE_ERR_MAX] = "";
-		const char *text = k ? second : first;
-
-		pa[k] = calloc(1, sizeof(struct le_path));
-		pb[k] = calloc(1, sizeof(struct le_path));
-		ok = le_path_config_parse(text, &pc, err, sizeof(err)) == 0 &&
-		     le_path_init(pa[k], &pc, LE_DIR_A2B, 3, &fa.ops, err, sizeof(err)) == 0 &&
-		     le_path_init(pb[k], &pc, LE_DIR_A2B, 3, &fb.ops, err, sizeof(err)) == 0;
-		CHECK(ok, "'%s': %s", text, err);
-	}
+	for (unsigned k = 0; k < 2 && ok; k++)
+		ok = twin_paths_init(k ? second : first, &fa, &fb, &pa[k], &pb[k]) == 0;
 	if (!ok)
 		return;
 	le_swap_init(&sa, pa[0]);
@@ -161,12 +152,8 @@ static void twins(const char *first, const char *second, uint64_t seed)
 		;
 	CHECK_EQ_U64(le_path_depth(sb.active), 0);
 	CHECK_EQ_U64(fb.freed, fa.freed);
-	for (unsigned k = 0; k < 2; k++) {
-		le_path_free(pa[k]);
-		le_path_free(pb[k]);
-		free(pa[k]);
-		free(pb[k]);
-	}
+	for (unsigned k = 0; k < 2; k++)
+		twin_paths_free(pa[k], pb[k]);
 	fk_fini(&fa);
 	fk_fini(&fb);
 }

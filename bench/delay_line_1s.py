@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,11 +38,15 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from children import eal_prefix, interruptible, running  # noqa: E402
 LINK = os.environ.get("DL1S_LINK", "delay 1s limit 14880000")
 # The same limit with a delay long enough for this lcore to fill it: the
 # memory of 1.49 x 10^7 frames held, whatever rate the lcore reaches.
 FULL_LINK = "delay 4s limit 14880000"
-EAL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1,no-rx=1", "--log-level=lib.eal:error"]
+PREFIX = eal_prefix("ledl1s")
+EAL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1,no-rx=1", "--log-level=lib.eal:error",
+       "--file-prefix", PREFIX]
 
 
 def linkemud_path():
@@ -85,37 +90,35 @@ def run(lcore, seconds, extra, link=LINK):
     stats = os.path.join(tmp, "final.json")
     cmd = [linkemud_path(), "-l", str(lcore), *EAL, "--", "--a2b", link, "--b2a", "", "--seed", "1",
            "--control", sock, "--stats-file", stats, *extra]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for line in p.stdout:
-        if line.startswith("linkemud: ready"):
-            break
-    else:
-        sys.exit("linkemud did not start:\n" + (p.stdout.read() if p.stdout else ""))
-    samples = []
-    t0 = time.monotonic()
-    reset_done = False
     try:
-        while time.monotonic() - t0 < seconds:
-            time.sleep(0.25)
-            st = ask(sock, "stats")["stats"]
-            a = st["directions"]["a2b"]
-            samples.append({
-                "t": time.monotonic() - t0, "time_ns": st["time_ns"], "tx": a["tx"], "rx": a["rx"],
-                "held": a["in_flight"], "slots": st.get("compact", {}).get("a2b", {}).get("in_use", 0),
-                "huge_kib": proc_kib(p.pid, "HugetlbPages"), "rss_kib": proc_kib(p.pid, "VmRSS"),
-            })
-            # The error histogram from here on: the line is full and sending.
-            if not reset_done and samples[-1]["t"] >= 1.5:
-                ask(sock, "reset stats")
-                reset_done = True
-        hwm = proc_kib(p.pid, "VmHWM")
+        with running(cmd, PREFIX, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+            for line in p.stdout:
+                if line.startswith("linkemud: ready"):
+                    break
+            else:
+                sys.exit("linkemud did not start:\n" + (p.stdout.read() if p.stdout else ""))
+            samples = []
+            t0 = time.monotonic()
+            reset_done = False
+            while time.monotonic() - t0 < seconds:
+                time.sleep(0.25)
+                st = ask(sock, "stats")["stats"]
+                a = st["directions"]["a2b"]
+                samples.append({
+                    "t": time.monotonic() - t0, "time_ns": st["time_ns"], "tx": a["tx"], "rx": a["rx"],
+                    "held": a["in_flight"], "slots": st.get("compact", {}).get("a2b", {}).get("in_use", 0),
+                    "huge_kib": proc_kib(p.pid, "HugetlbPages"), "rss_kib": proc_kib(p.pid, "VmRSS"),
+                })
+                # The error histogram from here on: the line is full and sending.
+                if not reset_done and samples[-1]["t"] >= 1.5:
+                    ask(sock, "reset stats")
+                    reset_done = True
+            hwm = proc_kib(p.pid, "VmHWM")
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=60)
+        final = json.load(open(stats))
     finally:
-        p.send_signal(signal.SIGINT)
-        p.communicate(timeout=60)
-    final = json.load(open(stats))
-    for f in (stats,):
-        os.unlink(f)
-    os.rmdir(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
     steady = [s for s in samples if s["t"] >= 2.0]
     rate = ((steady[-1]["tx"] - steady[0]["tx"]) / ((steady[-1]["time_ns"] - steady[0]["time_ns"]) / 1e9)
             if len(steady) > 1 else 0.0)
@@ -135,6 +138,15 @@ def run(lcore, seconds, extra, link=LINK):
 
 
 def main():
+    # SIGTERM unwinds like Ctrl-C: the linkemud of the moment is stopped.
+    with interruptible():
+        try:
+            measure()
+        except KeyboardInterrupt:
+            sys.exit(130)
+
+
+def measure():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="run length (default 5; the line fills in 1)")
     ap.add_argument("--lcore", type=int, default=1)

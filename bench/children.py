@@ -4,8 +4,9 @@ A busy-polling linkemud or testpmd left behind by a benchmark stopped with
 SIGTERM or Ctrl-C takes a whole CPU until someone kills it, and its EAL
 files stay in /var/run/dpdk. `running()` stops the program (SIGINT, as
 its own exit path expects, then SIGKILL) and removes its EAL files when
-the block ends, by an error or an interrupt too; `interruptible()` (from
-linkemu.bed) makes SIGTERM unwind like Ctrl-C, so those blocks do end."""
+the block ends, by an error or an interrupt too; `run_interruptible()`
+runs a benchmark's body with SIGTERM unwinding like Ctrl-C
+(`interruptible()` from linkemu.bed), so those blocks do end."""
 import contextlib
 import os
 import signal
@@ -13,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
-from linkemu.bed.interrupts import interruptible  # noqa: E402,F401
+from linkemu.bed.interrupts import interruptible  # noqa: E402  (forwarding_paced.py uses it too)
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
 
 
@@ -47,3 +48,14 @@ def running(argv, prefix=None, **kw):
         stop(p)
         if prefix:
             remove_dpdk_leftovers(prefix)
+
+
+def run_interruptible(measure):
+    """A benchmark's main(): measure() with SIGTERM unwinding like Ctrl-C
+    (so every running() block stops its program), exit status 130 when
+    interrupted."""
+    with interruptible():
+        try:
+            return measure()
+        except KeyboardInterrupt:
+            sys.exit(130)

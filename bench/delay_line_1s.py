@@ -39,7 +39,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from children import eal_prefix, interruptible, running  # noqa: E402
+from children import eal_prefix, run_interruptible, running  # noqa: E402
 LINK = os.environ.get("DL1S_LINK", "delay 1s limit 14880000")
 # The same limit with a delay long enough for this lcore to fill it: the
 # memory of 1.49 x 10^7 frames held, whatever rate the lcore reaches.
@@ -139,11 +139,7 @@ def run(lcore, seconds, extra, link=LINK):
 
 def main():
     # SIGTERM unwinds like Ctrl-C: the linkemud of the moment is stopped.
-    with interruptible():
-        try:
-            measure()
-        except KeyboardInterrupt:
-            sys.exit(130)
+    run_interruptible(measure)
 
 
 def measure():

@@ -33,7 +33,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from children import eal_prefix, interruptible, running  # noqa: E402
+from children import eal_prefix, run_interruptible, running  # noqa: E402
 # limit: 1 ms at the ~20 Mpps one lcore reaches needs ~20k frames; 100k
 # leaves room, and with duplicates' headroom the pool (2 x 2 x 100k mbufs)
 # still fits the 2 GiB of hugepages scripts/setup.sh reserves.
@@ -114,11 +114,7 @@ def run_testpmd(lcores, seconds):
 
 def main():
     # SIGTERM unwinds like Ctrl-C: the program of the moment is stopped.
-    with interruptible():
-        try:
-            measure()
-        except KeyboardInterrupt:
-            sys.exit(130)
+    run_interruptible(measure)
 
 
 def measure():

@@ -27,20 +27,18 @@ def _gone(pid: int, within: float = 10.0) -> bool:
 
 
 def _bench_with_a_child(tmp_path, child: str) -> tuple[subprocess.Popen, int]:
-    """A stand-in benchmark: a child program in running(), under
-    interruptible(), waiting; returns it and its child's pid."""
+    """A stand-in benchmark: a child program in running(), its main under
+    run_interruptible(), waiting; returns it and its child's pid."""
     script = tmp_path / "bench.py"
     script.write_text(textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(BENCH)!r})
-        from children import interruptible, running
-        with interruptible():
-            try:
-                with running([sys.executable, "-c", {child!r}]) as p:
-                    print(p.pid, flush=True)
-                    time.sleep(60)
-            except KeyboardInterrupt:
-                sys.exit(130)
+        from children import run_interruptible, running
+        def measure():
+            with running([sys.executable, "-c", {child!r}]) as p:
+                print(p.pid, flush=True)
+                time.sleep(60)
+        run_interruptible(measure)
     """))
     bench = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     return bench, int(bench.stdout.readline())

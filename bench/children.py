@@ -59,3 +59,12 @@ def run_interruptible(measure):
             return measure()
         except KeyboardInterrupt:
             sys.exit(130)
+
+
+def wait_ready(p):
+    """Reads a linkemud's output (stdout=PIPE, text) until its `ready`
+    line; when it ends before that, the benchmark stops with its output."""
+    for line in p.stdout:
+        if line.startswith("linkemud: ready"):
+            return
+    sys.exit("linkemud did not start:\n" + (p.stdout.read() if p.stdout else ""))

@@ -39,7 +39,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from children import eal_prefix, run_interruptible, running  # noqa: E402
+from children import eal_prefix, run_interruptible, running, wait_ready  # noqa: E402
 LINK = os.environ.get("DL1S_LINK", "delay 1s limit 14880000")
 # The same limit with a delay long enough for this lcore to fill it: the
 # memory of 1.49 x 10^7 frames held, whatever rate the lcore reaches.
@@ -92,11 +92,7 @@ def run(lcore, seconds, extra, link=LINK):
            "--control", sock, "--stats-file", stats, *extra]
     try:
         with running(cmd, PREFIX, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
-            for line in p.stdout:
-                if line.startswith("linkemud: ready"):
-                    break
-            else:
-                sys.exit("linkemud did not start:\n" + (p.stdout.read() if p.stdout else ""))
+            wait_ready(p)
             samples = []
             t0 = time.monotonic()
             reset_done = False

@@ -33,7 +33,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from children import eal_prefix, run_interruptible, running  # noqa: E402
+from children import eal_prefix, run_interruptible, running, wait_ready  # noqa: E402
 # limit: 1 ms at the ~20 Mpps one lcore reaches needs ~20k frames; 100k
 # leaves room, and with duplicates' headroom the pool (2 x 2 x 100k mbufs)
 # still fits the 2 GiB of hugepages scripts/setup.sh reserves.
@@ -74,11 +74,7 @@ def run_linkemud(lcore, seconds, link, binary=None):
         cmd = [binary or linkemud_path(), "-l", str(lcore), *EAL_NULL, "--file-prefix", PREFIX, "--",
                "--a2b", link, "--b2a", link, "--seed", "1", "--stats-file", stats.name]
         with running(cmd, PREFIX, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
-            for line in p.stdout:
-                if line.startswith("linkemud: ready"):
-                    break
-            else:
-                sys.exit("linkemud did not start:\n" + (p.stdout.read() if p.stdout else ""))
+            wait_ready(p)
             time.sleep(seconds)
             p.send_signal(signal.SIGINT)
             p.communicate(timeout=30)

@@ -48,7 +48,7 @@ from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "python"))
 from linkemu.bed import isolation  # noqa: E402
-from children import interruptible, stop  # noqa: E402
+from children import interruptible, stop, wait_ready  # noqa: E402
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
 
 ROWS = [
@@ -184,11 +184,7 @@ def run_linkemud(step, link, lcore):
         [linkemud_path(), "-l", str(lcore), "--no-pci", "--in-memory", *step.client_vdevs(), "--",
          "--a2b", link, "--b2a", link, "--seed", "1", "--control", step.ctl, "--stats-file", stats_file],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for line in p.stdout:
-        if line.startswith("linkemud: ready"):
-            break
-    else:
-        sys.exit("linkemud did not start:\n" + p.stdout.read())
+    wait_ready(p)
     step.wait_line("pacegen: measuring")
     control(step.ctl, "reset stats")
     step.wait_line("pacegen: done")

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
-from linkemu.bed.interrupts import interruptible  # noqa: E402  (forwarding_paced.py uses it too)
+from linkemu.bed.interrupts import interruptible  # noqa: E402
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
 
 

@@ -48,7 +48,7 @@ from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "python"))
 from linkemu.bed import isolation  # noqa: E402
-from children import interruptible, stop, wait_ready  # noqa: E402
+from children import run_interruptible, stop, wait_ready  # noqa: E402
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
 
 ROWS = [
@@ -291,17 +291,17 @@ def main():
         a.rounds, a.seconds = 1, 1.0
     keep_off(a.lcore)
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    try:
-        # SIGTERM too must unwind: each step stops its programs (Step.close),
-        # and isolated() moves the threads back.
-        with interruptible():
-            if not a.isolate_lcore:
-                return run(a, {})
-            with isolation.isolated(a.lcore, say=say) as moved:
-                say(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}")
-                run(a, moved)
-    except KeyboardInterrupt:
-        sys.exit(130)
+
+    def body():
+        if not a.isolate_lcore:
+            return run(a, {})
+        with isolation.isolated(a.lcore, say=say) as moved:
+            say(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}")
+            return run(a, moved)
+
+    # SIGTERM too must unwind: each step stops its programs (Step.close),
+    # and isolated() moves the threads back.
+    run_interruptible(body)
 
 
 def run(a, moved):

@@ -37,12 +37,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "bench"))
 
 from linkemu import api  # noqa: E402
 from linkemu.bed import cpus, isolation  # noqa: E402
-from linkemu.bed.interrupts import interruptible  # noqa: E402
 from linkemu.daemon import daemon  # noqa: E402
 from linkemu.instruments import noisefloor, owd  # noqa: E402
+from children import run_interruptible  # noqa: E402
 
 BED = "li"
 LINK = "delay 10ms limit 100000"
@@ -163,15 +164,16 @@ def main() -> int:
         return 0
     if not o.isolate_lcore:
         return measure(o, {})
-    try:
-        # SIGTERM too must reach the end of isolated(), which moves them
-        # back. Not this process: the bed derives the daemon's CPU from its
+
+    def isolated_measure():
+        # Not this process: the bed derives the daemon's CPU from its
         # affinity (linkemu.bed.cpus), and it mostly sleeps.
-        with interruptible(), isolation.isolated(cpus.daemon_cpu(), keep={os.getpid()},
-                                                 say=lambda line: print(line, file=sys.stderr)) as moved:
+        with isolation.isolated(cpus.daemon_cpu(), keep={os.getpid()},
+                                say=lambda line: print(line, file=sys.stderr)) as moved:
             return measure(o, moved)
-    except KeyboardInterrupt:
-        return 130
+
+    # SIGTERM too must reach the end of isolated(), which moves them back.
+    return run_interruptible(isolated_measure)
 
 
 def measure(o, moved: dict) -> int:

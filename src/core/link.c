@@ -434,12 +434,12 @@ static int admit(struct le_link *l, struct le_frame *f)
 		l->tpos.k = 0;
 		le_trace_skip_after(&l->trace, &l->tpos, l->cfg.trace.once, f->arrival);
 	}
-	/* An idle serializer starts the frame now. A rate serializer busy
-	 * past the clock starts nothing (every frame queued starts at or
-	 * after `busy`), and a settled line has nothing new to mark: the
-	 * advance would do nothing, and in a burst (one arrival time) that
-	 * is every frame after the first. */
-	if (!(l->settled && l->cfg.rate.bps && !l->cfg.trace.enabled && l->busy > l->clock))
+	/* An idle serializer starts the frame now. A rate serializer (never
+	 * with a trace: check_config) busy past the clock starts nothing
+	 * (every frame queued starts at or after `busy`), and a settled line
+	 * has nothing new to mark: the advance would do nothing, and in a
+	 * burst (one arrival time) that is every frame after the first. */
+	if (!(l->settled && l->cfg.rate.bps && l->busy > l->clock))
 		advance(l, l->clock);
 	return 0;
 }

@@ -16,6 +16,12 @@ for the lcore behind the backlog, and the figure is an upper bound of the
 error at the rate the row reaches (a paced source is not part of this
 benchmark yet).
 
+Two floors run in the same rounds (bench/holdfwd.c): the same bridge with
+no model at all, frames sent at once and frames held 1 ms in a FIFO. The
+second is what holding alone costs on this machine (the held mbufs fall
+out of the cache); linkemud's delay rows cannot beat it, and the gap
+between the two is linkemud's own work per frame.
+
 --compare BINARY runs a second linkemud build (e.g. one built from an
 older commit) on the same rows in the same rounds, for a before/after
 table with a shared baseline.
@@ -90,6 +96,25 @@ def run_linkemud(lcore, seconds, link, binary=None):
             "queue_full": queue, "loss_frac": (d["a2b"]["dropped"]["loss"] / max(1, d["a2b"]["rx"]))}
 
 
+def holdfwd_path():
+    return os.environ.get("HOLDFWD", os.path.join(REPO, "build", "bench", "holdfwd"))
+
+
+# The floors: no model, frames sent at once, or held for the delay rows' 1 ms.
+FLOOR_HOLDS_US = (0, 1000)
+
+
+def run_holdfwd(lcore, seconds, hold_us):
+    cmd = [holdfwd_path(), "-l", str(lcore), *EAL_NULL, "--file-prefix", PREFIX, "--",
+           "--hold-us", str(hold_us), "--seconds", str(seconds)]
+    with running(cmd, PREFIX, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+        out, _ = p.communicate(timeout=seconds + 60)
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        sys.exit(f"holdfwd --hold-us {hold_us} failed (status {p.returncode}):\n" + out[-2000:])
+    return json.loads(lines[-1])
+
+
 def run_testpmd(lcores, seconds):
     # testpmd exits on EOF of stdin; feed it a pipe we keep open.
     cmd = ["dpdk-testpmd", "-l", lcores, *EAL_NULL, "--file-prefix", PREFIX, "--", "--forward-mode=io",
@@ -135,9 +160,13 @@ def measure():
     ours = {link: [] for link in links}
     other = {link: [] for link in links}
     base = []
+    floors = {h: [] for h in FLOOR_HOLDS_US}
     for r in range(a.rounds):
         print(f"[round {r + 1}/{a.rounds}] testpmd io ...", file=sys.stderr, flush=True)
         base.append(run_testpmd(f"0,{a.lcore}" if a.lcore else "0-1", a.seconds))
+        for h in FLOOR_HOLDS_US:
+            print(f"[round {r + 1}/{a.rounds}] holdfwd --hold-us {h} ...", file=sys.stderr, flush=True)
+            floors[h].append(run_holdfwd(a.lcore, a.seconds, h))
         for link in links:
             # With --compare the two builds take turns going first: on
             # this VM the second of two back-to-back runs is not a fair
@@ -162,8 +191,13 @@ def measure():
                               "error_p99_ns": statistics.median(x["error_p99_ns"] for x in other[link]),
                               "runs": other[link]}
         rows.append(row)
+    floor_rows = []
+    for h in FLOOR_HOLDS_US:
+        m = statistics.median(x["tx_pps"] for x in floors[h])
+        floor_rows.append({"hold_us": h, "tx_pps": m, "ratio": m / m_base,
+                           "held_max": max(x["held_max"] for x in floors[h]), "runs": floors[h]})
     result = {"rounds": a.rounds, "seconds": a.seconds, "testpmd_tx_pps": m_base,
-              "testpmd_runs": base, "linkemud": rows}
+              "testpmd_runs": base, "floors": floor_rows, "linkemud": rows}
     if a.json:
         print(json.dumps(result, indent=1))
         return
@@ -172,6 +206,10 @@ def measure():
           " err p99 at overload)")
     print(f"{m_base / 1e6:8.2f} {1:7.3f} {'':>9}{' ' * len(cmp)}  testpmd io-forward (baseline; "
           f"{1e9 / m_base:.1f} ns/frame of its lcore)")
+    for f in floor_rows:
+        what = ("frames sent at once" if f["hold_us"] == 0 else
+                f"frames held {f['hold_us'] / 1000:g} ms in a FIFO, up to {f['held_max']} per direction")
+        print(f"{f['tx_pps'] / 1e6:8.2f} {f['ratio']:7.3f} {'':>9}{' ' * len(cmp)}  holdfwd: no model, {what}")
     for row in rows:
         c = row.get("compare")
         cs = (f" {c['tx_pps'] / 1e6:13.2f} {c['ratio']:6.3f} {c['error_p99_ns'] / 1e3:5.0f}us" if c else "")

@@ -8,6 +8,9 @@ nothing else. linkemud runs a real link model (`delay 1ms loss 1%`, with a
 limit large enough that the queue never overflows, so every drop is the
 1 % loss). Rounds alternate A/B to spread the machine's drift over both;
 the result is the ratio of medians, which is what the README quotes.
+Beside it, the lowest and highest of the rounds' own ratios (each
+against that round's testpmd): how far one round can be from another on
+this machine, so that a difference smaller than that is not read as one.
 
 Each row also shows the emulation error's p99 (send time minus the
 model's deadline, from linkemud's own histogram). net_null offers more
@@ -156,6 +159,10 @@ def measure():
 
     if a.quick:
         a.rounds, a.seconds = 1, 2.0
+    if a.seconds < 2:
+        ap.error("--seconds must be at least 2: testpmd reports once a second, and its first report is its start")
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
     links = a.link or ([HEADLINE_LINK, ""] if a.quick else STAGE_LINKS)
     ours = {link: [] for link in links}
     other = {link: [] for link in links}
@@ -179,22 +186,29 @@ def measure():
                       flush=True)
                 into[link].append(run_linkemud(a.lcore, a.seconds, link, binary))
     m_base = statistics.median(x["tx_pps"] for x in base)
+
+    def spread(runs):
+        """Lowest and highest per-round ratio against that round's testpmd."""
+        r = [x["tx_pps"] / b["tx_pps"] for x, b in zip(runs, base)]
+        return [min(r), max(r)]
+
     rows = []
     for link in links:
         m = statistics.median(x["tx_pps"] for x in ours[link])
-        row = {"link": link, "tx_pps": m, "ratio": m / m_base,
+        row = {"link": link, "tx_pps": m, "ratio": m / m_base, "ratio_range": spread(ours[link]),
                "error_p99_ns": statistics.median(x["error_p99_ns"] for x in ours[link]),
                "queue_full": sum(x["queue_full"] for x in ours[link]), "runs": ours[link]}
         if a.compare:
             mo = statistics.median(x["tx_pps"] for x in other[link])
             row["compare"] = {"binary": a.compare, "tx_pps": mo, "ratio": mo / m_base,
+                              "ratio_range": spread(other[link]),
                               "error_p99_ns": statistics.median(x["error_p99_ns"] for x in other[link]),
                               "runs": other[link]}
         rows.append(row)
     floor_rows = []
     for h in FLOOR_HOLDS_US:
         m = statistics.median(x["tx_pps"] for x in floors[h])
-        floor_rows.append({"hold_us": h, "tx_pps": m, "ratio": m / m_base,
+        floor_rows.append({"hold_us": h, "tx_pps": m, "ratio": m / m_base, "ratio_range": spread(floors[h]),
                            "held_max": max(x["held_max"] for x in floors[h]), "runs": floors[h]})
     result = {"rounds": a.rounds, "seconds": a.seconds, "testpmd_tx_pps": m_base,
               "testpmd_runs": base, "floors": floor_rows, "linkemud": rows}
@@ -202,18 +216,23 @@ def measure():
         print(json.dumps(result, indent=1))
         return
     cmp = " compare: Mpps  ratio  p99" if a.compare else ""
-    print(f"{'Mpps':>8} {'ratio':>7} {'err p99':>9}{cmp}  program   (median of {a.rounds} rounds of {a.seconds:g} s;"
-          " err p99 at overload)")
-    print(f"{m_base / 1e6:8.2f} {1:7.3f} {'':>9}{' ' * len(cmp)}  testpmd io-forward (baseline; "
+    print(f"{'Mpps':>8} {'ratio':>7} {'rounds':>13} {'err p99':>9}{cmp}  program   (median of {a.rounds} rounds of "
+          f"{a.seconds:g} s; err p99 at overload)")
+    print(f"{m_base / 1e6:8.2f} {1:7.3f} {'':>13} {'':>9}{' ' * len(cmp)}  testpmd io-forward (baseline; "
           f"{1e9 / m_base:.1f} ns/frame of its lcore)")
+
+    def rng(r):
+        return f"{r['ratio_range'][0]:.3f}-{r['ratio_range'][1]:.3f}"
+
     for f in floor_rows:
         what = ("frames sent at once" if f["hold_us"] == 0 else
                 f"frames held {f['hold_us'] / 1000:g} ms in a FIFO, up to {f['held_max']} per direction")
-        print(f"{f['tx_pps'] / 1e6:8.2f} {f['ratio']:7.3f} {'':>9}{' ' * len(cmp)}  holdfwd: no model, {what}")
+        print(f"{f['tx_pps'] / 1e6:8.2f} {f['ratio']:7.3f} {rng(f):>13} {'':>9}{' ' * len(cmp)}  holdfwd: no model, "
+              f"{what}")
     for row in rows:
         c = row.get("compare")
         cs = (f" {c['tx_pps'] / 1e6:13.2f} {c['ratio']:6.3f} {c['error_p99_ns'] / 1e3:5.0f}us" if c else "")
-        print(f"{row['tx_pps'] / 1e6:8.2f} {row['ratio']:7.3f} {row['error_p99_ns'] / 1e3:7.0f}us{cs}"
+        print(f"{row['tx_pps'] / 1e6:8.2f} {row['ratio']:7.3f} {rng(row):>13} {row['error_p99_ns'] / 1e3:7.0f}us{cs}"
               f"  linkemud '{row['link'][:90]}'")
         if row["queue_full"]:
             print(f"  note: {row['queue_full']} queue_full drops; raise limit for a pure cost figure")

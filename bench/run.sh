@@ -10,7 +10,7 @@ report="$build/bench-report.txt"
 {
 	echo "linkemu bench $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo
-	echo "== forwarding on net_null: one lcore, both directions, against testpmd io in the same run"
+	echo "== forwarding on net_null: one lcore, both directions, against testpmd io and the hold floor (holdfwd) in the same run"
 	python3 forwarding.py "$@"
 	echo
 	echo "== forwarding on time: a paced source (pacegen on memif), the highest rate with no drop and error p99 <= 10 us, against testpmd"

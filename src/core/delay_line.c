@@ -261,6 +261,99 @@ unsigned le_delay_line_pop_due(struct le_delay_line *d, le_ns_t now, struct le_f
 	return n;
 }
 
+/* runs_pop(d, now, 1, ...) for a sender: the due runs' handles and
+ * lengths are copied from their rings, and each run's deadline written
+ * once per frame; no le_frame is built. */
+static unsigned runs_pop_split(struct le_delay_line *d, le_ns_t now, const struct le_frame_split *out,
+			       unsigned max)
+{
+	void **restrict handle = out->handle;
+	uint32_t *restrict len = out->len;
+	le_ns_t *restrict deadline = out->deadline;
+	const uint32_t mask = d->mask;
+	uint32_t head = d->head;
+	unsigned n = 0;
+
+	while (n < max && d->rdue > 0) {
+		struct le_delay_run *r = &d->run[d->rhead];
+
+		if (r->deadline > now)
+			break;
+		unsigned k = r->n < max - n ? r->n : max - n;
+		/* The run's frames lie in the rings in order, in at most two
+		 * pieces (the rings wrap): copied as blocks. */
+		for (unsigned done = 0; done < k;) {
+			unsigned piece = k - done;
+
+			if (piece > mask + 1 - head)
+				piece = mask + 1 - head;
+			memcpy(&handle[n + done], &d->handle[head], piece * sizeof(*handle));
+			memcpy(&len[n + done], &d->len[head], piece * sizeof(*len));
+			head = (head + piece) & mask;
+			done += piece;
+		}
+		for (unsigned i = 0; i < k; i++)
+			deadline[n + i] = r->deadline;
+		n += k;
+		d->count -= k;
+		d->due -= k;
+		r->n -= k;
+		if (r->n == 0) {
+			d->rhead = (d->rhead + 1) & mask;
+			d->rcount--;
+			d->rdue--;
+		}
+	}
+	d->head = head;
+	rewind_if_empty(d);
+	head = d->head;
+	for (unsigned i = 0; i < 32; i += 8) { /* as runs_pop: the next call's */
+		__builtin_prefetch(&d->handle[(head + i) & mask]);
+		if ((i & 15) == 0)
+			__builtin_prefetch(&d->len[(head + i) & mask]);
+	}
+	return n;
+}
+
+/* fifo_pop_due (FIFO form: up to `due` frames) or the ordered form's
+ * pop from its due ring (no such bound) for a sender: each slot's
+ * three fields straight into the arrays. */
+static unsigned slots_pop_split(struct le_delay_line *d, le_ns_t now, const struct le_frame_split *out,
+				unsigned max)
+{
+	unsigned n = 0, limit = max;
+	uint32_t head = d->head;
+
+	if (!d->ordered && d->due < limit)
+		limit = d->due;
+	if (limit > d->count)
+		limit = d->count;
+	while (n < limit && d->slot[head].deadline <= now) {
+		const struct le_frame *f = &d->slot[head];
+
+		out->handle[n] = f->handle;
+		out->len[n] = f->len;
+		out->deadline[n] = f->deadline;
+		n++;
+		head = (head + 1) & d->mask;
+	}
+	d->head = head;
+	d->count -= n;
+	if (!d->ordered)
+		d->due -= n;
+	rewind_if_empty(d);
+	return n;
+}
+
+unsigned le_delay_line_pop_due_split(struct le_delay_line *d, le_ns_t now, const struct le_frame_split *out,
+				     unsigned max)
+{
+	if (max > LE_SPLIT_MAX)
+		max = LE_SPLIT_MAX;
+	le_delay_line_mark_due(d, now);
+	return d->runs ? runs_pop_split(d, now, out, max) : slots_pop_split(d, now, out, max);
+}
+
 unsigned le_delay_line_pop_any(struct le_delay_line *d, struct le_frame *out, unsigned max)
 {
 	if (d->runs)

@@ -812,10 +812,10 @@ void le_link_advance(struct le_link *l, le_ns_t t)
 	advance(l, l->clock);
 }
 
-unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, unsigned max)
+/* The link brought to `now` before its due frames are taken; 0 when it
+ * has nothing to take. */
+static int ready_to_take(struct le_link *l, le_ns_t now)
 {
-	unsigned n;
-
 	if (now > l->clock)
 		l->clock = now;
 	/* An empty link has nothing to advance (a trace's position moves
@@ -824,8 +824,30 @@ unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, u
 	if (le_link_depth(l) == 0 && !l->cfg.trace.enabled)
 		return 0;
 	advance(l, l->clock);
+	return 1;
+}
+
+unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, unsigned max)
+{
+	unsigned n;
+
+	if (!ready_to_take(l, now))
+		return 0;
 	n = le_delay_line_pop_due(&l->line, now, out, max);
 	count_tx(l, out, n);
+	return n;
+}
+
+unsigned le_link_dequeue_split(struct le_link *l, le_ns_t now, const struct le_frame_split *out, unsigned max)
+{
+	unsigned n;
+
+	if (!ready_to_take(l, now))
+		return 0;
+	n = le_delay_line_pop_due_split(&l->line, now, out, max);
+	l->ctr.tx += n;
+	for (unsigned i = 0; i < n; i++)
+		l->ctr.tx_bytes += out->len[i];
 	return n;
 }
 

@@ -602,18 +602,13 @@ void le_path_move(struct le_path *p, le_ns_t now)
 			le_chain_move(&p->chain[k], now);
 }
 
-unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, unsigned max)
+/* A path with classes, at `now`: every busy class brought to now; due[]
+ * gets those with due frames. Returns their number. */
+static unsigned due_classes(struct le_path *p, le_ns_t now, unsigned *due)
 {
-	unsigned n = 0;
+	unsigned ndue = 0;
+	struct le_frame none;
 
-	if (now > p->seen)
-		p->seen = now;
-	le_path_move(p, now);
-	if (p->nlinks == 1)
-		return le_link_dequeue(&p->link[0], now, out, max);
-	unsigned due[LE_MAX_CLASSES + 1], ndue = 0;
-
-	/* Bring every busy class to now, and note those with due frames. */
 	for (unsigned w = 0; w < 2; w++)
 		for (uint64_t bits = p->busy[w]; bits; bits &= bits - 1) {
 			unsigned k = w * 64 + (unsigned)__builtin_ctzll(bits);
@@ -621,16 +616,21 @@ unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, u
 
 			if (k >= p->nlinks)
 				break;
-			le_link_dequeue(&p->link[k], now, out, 0);
+			le_link_dequeue(&p->link[k], now, &none, 0);
 			if (le_delay_line_count(d) > le_delay_line_held(d))
 				due[ndue++] = k;
 			else
 				maybe_idle(p, k);
 		}
-	/* Mostly one class has frames due: take them in one call. */
-	if (ndue == 1)
-		return le_link_dequeue(&p->link[due[0]], now, out, max);
-	/* Otherwise merge the due frames by deadline. */
+	return ndue;
+}
+
+/* Two or more classes with due frames: merged by deadline. */
+static unsigned merge_due(struct le_path *p, le_ns_t now, const unsigned *due, unsigned ndue,
+			  struct le_frame *out, unsigned max)
+{
+	unsigned n = 0;
+
 	while (n < max) {
 		le_ns_t best_d = UINT64_MAX;
 		unsigned best = p->nlinks;
@@ -647,6 +647,47 @@ unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, u
 			break;
 		n++;
 	}
+	return n;
+}
+
+/* What a dequeue does first: the clocks' high mark, frames handed on
+ * from hop to hop. */
+static void reach_now(struct le_path *p, le_ns_t now)
+{
+	if (now > p->seen)
+		p->seen = now;
+	le_path_move(p, now);
+}
+
+unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, unsigned max)
+{
+	unsigned due[LE_MAX_CLASSES + 1], ndue;
+
+	reach_now(p, now);
+	if (p->nlinks == 1)
+		return le_link_dequeue(&p->link[0], now, out, max);
+	ndue = due_classes(p, now, due);
+	/* Mostly one class has frames due: take them in one call. */
+	if (ndue == 1)
+		return le_link_dequeue(&p->link[due[0]], now, out, max);
+	return merge_due(p, now, due, ndue, out, max);
+}
+
+unsigned le_path_dequeue_split(struct le_path *p, le_ns_t now, const struct le_frame_split *out, unsigned max)
+{
+	unsigned due[LE_MAX_CLASSES + 1], ndue, n;
+	struct le_frame f[LE_SPLIT_MAX];
+
+	if (max > LE_SPLIT_MAX)
+		max = LE_SPLIT_MAX;
+	reach_now(p, now);
+	if (p->nlinks == 1)
+		return le_link_dequeue_split(&p->link[0], now, out, max);
+	ndue = due_classes(p, now, due);
+	if (ndue == 1)
+		return le_link_dequeue_split(&p->link[due[0]], now, out, max);
+	n = merge_due(p, now, due, ndue, f, max);
+	le_frame_split_put(out, 0, f, n);
 	return n;
 }
 

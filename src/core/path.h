@@ -149,6 +149,8 @@ void le_path_move(struct le_path *p, le_ns_t now);
 /* Frames of every class whose deadline <= now, up to max, in deadline
  * order (ties: lower class first). */
 unsigned le_path_dequeue(struct le_path *p, le_ns_t now, struct le_frame *out, unsigned max);
+/* The same into a sender's three arrays (frame.h; max <= LE_SPLIT_MAX). */
+unsigned le_path_dequeue_split(struct le_path *p, le_ns_t now, const struct le_frame_split *out, unsigned max);
 /* Everything still held (shutdown), class by class. */
 /* Shutdown: frees everything still held, class by class, each counted as
  * a `shutdown` drop of its class (le_link_drain). Returns how many. */

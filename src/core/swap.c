@@ -109,15 +109,13 @@ static le_ns_t due_deadline(const struct le_path *p, le_ns_t now)
 	return best;
 }
 
-unsigned le_swap_dequeue(struct le_swap *s, le_ns_t now, struct le_frame *out, unsigned max)
+/* le_swap_dequeue with paths retiring, after reach(): every path brought
+ * to now, then their due frames merged by deadline, the older path first
+ * on ties. */
+static unsigned dequeue_merged(struct le_swap *s, le_ns_t now, struct le_frame *out, unsigned max)
 {
 	unsigned n = 0;
 
-	reach(s, now);
-	if (s->nretiring == 0)
-		return le_path_dequeue(s->active, now, out, max);
-	/* Bring every path to now, then merge their due frames by deadline,
-	 * the older path first on ties. */
 	/* Frames moving between hops first: a retiring hop's line must not
 	 * be marked due past their arrivals at its successor (its `limit`). */
 	le_path_move(s->active, now);
@@ -142,6 +140,29 @@ unsigned le_swap_dequeue(struct le_swap *s, le_ns_t now, struct le_frame *out, u
 		n++;
 	}
 	collect(s);
+	return n;
+}
+
+unsigned le_swap_dequeue(struct le_swap *s, le_ns_t now, struct le_frame *out, unsigned max)
+{
+	reach(s, now);
+	if (s->nretiring == 0)
+		return le_path_dequeue(s->active, now, out, max);
+	return dequeue_merged(s, now, out, max);
+}
+
+unsigned le_swap_dequeue_split(struct le_swap *s, le_ns_t now, const struct le_frame_split *out, unsigned max)
+{
+	struct le_frame f[LE_SPLIT_MAX];
+	unsigned n;
+
+	if (max > LE_SPLIT_MAX)
+		max = LE_SPLIT_MAX;
+	reach(s, now);
+	if (s->nretiring == 0)
+		return le_path_dequeue_split(s->active, now, out, max);
+	n = dequeue_merged(s, now, f, max);
+	le_frame_split_put(out, 0, f, n);
 	return n;
 }
 

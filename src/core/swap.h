@@ -86,6 +86,9 @@ void le_swap_offer_burst(struct le_swap *s, void *const *handles, const uint32_t
 /* Due frames (deadline <= now) of every path, up to max, in deadline
  * order; equal deadlines: the older path first, then lower class. */
 unsigned le_swap_dequeue(struct le_swap *s, le_ns_t now, struct le_frame *out, unsigned max);
+/* The same into a sender's three arrays (frame.h): handle, length and
+ * deadline of each frame, no le_frame built; at most LE_SPLIT_MAX. */
+unsigned le_swap_dequeue_split(struct le_swap *s, le_ns_t now, const struct le_frame_split *out, unsigned max);
 /* No later than the next departure or the staged change. */
 le_ns_t le_swap_next_deadline(const struct le_swap *s);
 /* Frames held by the active and retiring paths. */

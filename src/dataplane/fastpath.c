@@ -161,16 +161,24 @@ static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, ui
 	p->deadline[i] = deadline;
 }
 
+/* A burst's due frames in one split dequeue (le_frame_split). */
+_Static_assert(DP_BURST_MAX <= LE_SPLIT_MAX, "a burst of due frames must fit one split dequeue");
+
 /* Moves due frames from the link into the (empty) pending buffer. Length
- * and deadline come from the delay line's entry, not the mbuf: after a
- * long delay the mbuf is cold in cache, and touching it here would cost a
- * miss per frame. Only the pipeline's worker must write the deadline into
- * the mbuf, for the TX lcore. */
+ * and deadline come from the delay line, not the mbuf: after a long delay
+ * the mbuf is cold in cache, and touching it here would cost a miss per
+ * frame. They go straight into the pending arrays (no le_frame per
+ * frame); the handles come through a local array, as the pending one
+ * holds mbuf pointers and a compact handle is not one yet. Only the
+ * pipeline's worker must write the deadline into the mbuf, for the TX
+ * lcore. */
 static void take_due(struct dp_task *t, int stamp_mbuf, le_ns_t now)
 {
-	struct le_frame frames[DP_BURST_MAX];
+	struct dp_pending *p = &t->pending;
+	void *h[DP_BURST_MAX];
+	const struct le_frame_split out = { h, p->len, p->deadline };
 	/* Every model's due frames, retiring ones included, by deadline. */
-	unsigned k = dp_model_slot_dequeue(&t->dir->models, now, frames, t->ctx->burst);
+	unsigned k = dp_model_slot_dequeue_split(&t->dir->models, now, &out, t->ctx->burst);
 	/* tx_burst frees each mbuf (net_null at once, a NIC's driver after
 	 * the send), touching both of its header lines. After the delay they
 	 * are cold, and once frames leave out of arrival order (jitter,
@@ -178,17 +186,17 @@ static void take_due(struct dp_task *t, int stamp_mbuf, le_ns_t now)
 	 * prefetcher could follow: ask for them all now, so the misses
 	 * overlap instead of stalling the free loop one by one. */
 	for (unsigned i = 0; i < k; i++)
-		if (!dp_is_compact(frames[i].handle)) {
-			rte_prefetch0(frames[i].handle);
-			rte_prefetch0((char *)frames[i].handle + RTE_CACHE_LINE_SIZE);
+		if (!dp_is_compact(h[i])) {
+			rte_prefetch0(h[i]);
+			rte_prefetch0((char *)h[i] + RTE_CACHE_LINE_SIZE);
 		}
 	struct le_compact_store *cs = t->dir->compact;
 	unsigned ncompact = 0;
 	if (cs && cs->in_use) { /* no slot in use: no compact frame to find */
 		/* Their slots are cold after the delay: ask for them all first. */
 		for (unsigned i = 0; i < k; i++)
-			if (dp_is_compact(frames[i].handle)) {
-				rte_prefetch0(le_compact_data(cs, dp_compact_slot(frames[i].handle)));
+			if (dp_is_compact(h[i])) {
+				rte_prefetch0(le_compact_data(cs, dp_compact_slot(h[i])));
 				ncompact++;
 			}
 	}
@@ -208,21 +216,21 @@ static void take_due(struct dp_task *t, int stamp_mbuf, le_ns_t now)
 			t->dir->spare[t->dir->nspare++] = fresh[--nfresh];
 	unsigned j = 0;
 	for (unsigned i = 0; i < k; i++) {
-		struct rte_mbuf *m = frames[i].handle;
+		struct rte_mbuf *m = h[i];
 		if (dp_is_compact(m)) {
 			if (!have_fresh) { /* pending_ready() tries again, one by one */
-				pending_set(&t->pending, i, m, frames[i].len, frames[i].deadline);
+				p->m[i] = m;
 				continue;
 			}
 			m = dp_compact_give(cs, m, fresh[j++]);
 		}
 		if (stamp_mbuf)
-			meta_of(t, m)->deadline = frames[i].deadline;
-		pending_set(&t->pending, i, m, frames[i].len, frames[i].deadline);
+			meta_of(t, m)->deadline = p->deadline[i];
+		p->m[i] = m;
 	}
-	t->pending.first = 0;
-	t->pending.count = k;
-	t->pending.unresolved = have_fresh ? 0 : ncompact;
+	p->first = 0;
+	p->count = k;
+	p->unresolved = have_fresh ? 0 : ncompact;
 }
 
 /* Sends pending frames on the direction's output port, recording each

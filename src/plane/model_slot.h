@@ -118,6 +118,12 @@ static inline unsigned dp_model_slot_dequeue(struct dp_model_slot *s, le_ns_t no
 {
 	return le_swap_dequeue(&s->swap, now, out, max);
 }
+/* The same into a sender's three arrays (le_frame_split, frame.h). */
+static inline unsigned dp_model_slot_dequeue_split(struct dp_model_slot *s, le_ns_t now,
+						   const struct le_frame_split *out, unsigned max)
+{
+	return le_swap_dequeue_split(&s->swap, now, out, max);
+}
 /* Shutdown, lcores stopped: frees every frame the models hold, counted as
  * their `shutdown` drops. */
 void dp_model_slot_drain(struct dp_model_slot *s);

@@ -41,22 +41,6 @@ static int same_clocks(const struct le_path *a, const struct le_path *b)
 	return 1;
 }
 
-/* Frame bytes: IPv4, protocol `proto` (17 UDP, 6 TCP, 1 ICMP). */
-static void *twin_frame(struct fakes *fa, struct fakes *fb, uint32_t len, uint8_t proto)
-{
-	void *h = fk_new(fa, len);
-
-	if (fk_new(fb, len) != h)
-		return NULL;
-	for (struct fakes *fk = fa; fk != NULL; fk = fk == fa ? fb : NULL) {
-		uint8_t *b = fk->data[fk_idx(h)];
-		b[12] = 0x08;
-		b[14] = 0x45;
-		b[23] = proto;
-	}
-	return h;
-}
-
 static void twins(const char *first, const char *second, uint64_t seed)
 {
 	struct fakes fa, fb;

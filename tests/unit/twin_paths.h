@@ -33,6 +33,24 @@ static int twin_paths_init(const char *text, struct fakes *fa, struct fakes *fb,
 	return 0;
 }
 
+/* One new frame of `len` bytes in each pool (the same handle in both),
+ * its bytes an IPv4 header of protocol `proto` (17 UDP, 6 TCP, 1 ICMP)
+ * for class rules to read; NULL when the pools went apart. */
+static inline void *twin_frame(struct fakes *fa, struct fakes *fb, uint32_t len, uint8_t proto)
+{
+	void *h = fk_new(fa, len);
+
+	if (fk_new(fb, len) != h)
+		return NULL;
+	for (struct fakes *fk = fa; fk != NULL; fk = fk == fa ? fb : NULL) {
+		uint8_t *b = fk->data[fk_idx(h)];
+		b[12] = 0x08;
+		b[14] = 0x45;
+		b[23] = proto;
+	}
+	return h;
+}
+
 static void twin_paths_free(struct le_path *a, struct le_path *b)
 {
 	le_path_free(a);

@@ -30,6 +30,8 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include "dpdk_kit.h"
+
 #define BURST 32u
 #define NPORTS 2
 /* Entries of a direction's FIFO: a power of two above what a second of
@@ -50,24 +52,6 @@ struct direction {
 	uint32_t head, tail; /* free-running; tail - head held */
 	uint64_t sent, held_max;
 };
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static int port_init(uint16_t id, struct rte_mempool *pool)
-{
-	struct rte_eth_conf conf = {0};
-
-	if (rte_eth_dev_configure(id, 1, 1, &conf) || rte_eth_rx_queue_setup(id, 0, 1024, 0, NULL, pool) ||
-	    rte_eth_tx_queue_setup(id, 0, 1024, 0, NULL) || rte_eth_dev_start(id))
-		return -1;
-	return 0;
-}
 
 /* Takes a burst in, then sends what is due: the order linkemud's
  * run-to-completion loop uses. A frame the FIFO has no room for is freed
@@ -157,7 +141,7 @@ int main(int argc, char **argv)
 	}
 	struct direction dir[NPORTS] = {{.in = 0, .out = 1}, {.in = 1, .out = 0}};
 	for (int p = 0; p < NPORTS; p++) {
-		if (port_init((uint16_t)p, pool)) {
+		if (bench_port_init((uint16_t)p, pool)) {
 			fprintf(stderr, "holdfwd: port %d did not start\n", p);
 			return 1;
 		}
@@ -167,8 +151,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	bench_catch_stop();
 	uint64_t hz = rte_get_tsc_hz();
 	uint64_t hold = (uint64_t)(hold_us * 1e-6 * (double)hz);
 	/* A warm-up of a hold and a bit, so the FIFOs are full when counting. */
@@ -176,7 +159,7 @@ int main(int argc, char **argv)
 	uint64_t end = start + (uint64_t)(seconds * (double)hz);
 	uint64_t base = 0;
 	int counting = 0;
-	while (!stop) {
+	while (!bench_stop) {
 		for (int p = 0; p < NPORTS; p++)
 			poll_direction(&dir[p], hold, prefetch);
 		uint64_t now = rte_rdtsc();

@@ -44,6 +44,8 @@
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 
+#include "dpdk_kit.h"
+
 #define NPORTS 2
 #define FRAME_LEN 64
 #define STAMP_OFF 42 /* UDP payload: the burst's TSC */
@@ -51,12 +53,6 @@
 #define HIST_BINS 200000 /* 20 ms */
 #define RX_BURST 64
 
-static volatile sig_atomic_t g_stop;
-static void on_signal(int s)
-{
-	(void)s;
-	g_stop = 1;
-}
 
 struct hist {
 	uint64_t n, max, over;
@@ -148,15 +144,6 @@ static void build_frame(uint8_t *f, int dir)
 	udp[5] = (uint8_t)ul;
 }
 
-static int port_init(uint16_t id, struct rte_mempool *pool)
-{
-	struct rte_eth_conf conf = {0};
-	if (rte_eth_dev_configure(id, 1, 1, &conf) || rte_eth_rx_queue_setup(id, 0, 1024, 0, NULL, pool) ||
-	    rte_eth_tx_queue_setup(id, 0, 1024, 0, NULL) || rte_eth_dev_start(id))
-		return -1;
-	return 0;
-}
-
 static void drain(struct port *ports, uint64_t hz, int count)
 {
 	struct rte_mbuf *m[RX_BURST];
@@ -208,8 +195,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pacegen: --burst 1..256, --rate > 0\n");
 		return 2;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	bench_catch_stop();
 	if (rte_eth_dev_count_avail() != NPORTS) {
 		fprintf(stderr, "pacegen: needs exactly 2 ports\n");
 		return 2;
@@ -226,7 +212,7 @@ int main(int argc, char **argv)
 		memset(&ports[k], 0, sizeof(ports[k]));
 		ports[k].id = pid;
 		build_frame(ports[k].tmpl, k);
-		if (port_init(pid, pool)) {
+		if (bench_port_init(pid, pool)) {
 			fprintf(stderr, "pacegen: port %u setup failed\n", pid);
 			return 1;
 		}
@@ -244,7 +230,7 @@ int main(int argc, char **argv)
 		}
 		if (up == NPORTS)
 			break;
-		if (g_stop)
+		if (bench_stop)
 			return 3;
 		rte_delay_ms(1);
 	}
@@ -274,7 +260,7 @@ int main(int argc, char **argv)
 			printf("pacegen: measuring\n");
 			fflush(stdout);
 		}
-		if (now >= t_end || g_stop)
+		if (now >= t_end || bench_stop)
 			break;
 		for (int p = 0; p < NPORTS; p++) {
 			struct port *pt = &ports[p];
@@ -313,7 +299,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	/* Frames still held come back: count them for --drain seconds. */
 	uint64_t t_drained = rte_rdtsc() + (uint64_t)(drain_s * (double)hz);
-	while (!g_stop && rte_rdtsc() < t_drained)
+	while (!bench_stop && rte_rdtsc() < t_drained)
 		drain(ports, hz, 1);
 	uint64_t rx_all = 0, tx_all = 0, refused_all = 0, rx_since = 0;
 	for (int p = 0; p < NPORTS; p++) {
@@ -340,7 +326,7 @@ int main(int argc, char **argv)
 	/* No more polling: the client may now go (a memif port polled while
 	 * its peer disconnects can touch memory the control thread unmaps).
 	 * Wait for the signal before closing the ports. */
-	while (!g_stop)
+	while (!bench_stop)
 		rte_delay_us_sleep(10000);
 	for (int p = 0; p < NPORTS; p++) {
 		rte_eth_dev_stop(ports[p].id);

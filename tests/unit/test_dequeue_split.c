@@ -58,24 +58,8 @@ static void twins(const char *first, const char *second, uint64_t seed)
 			CHECK_EQ_U64(le_swap_stage(&sb, pb[1], clock + 50000), 0);
 		}
 		if (le_rng_below(&r, 2)) {
-			unsigned n = 1 + (unsigned)le_rng_below(&r, 32);
-			uint8_t proto = protos[le_rng_below(&r, 3)];
-			void *h[32];
-			uint32_t len[32];
-
-			if (le_rng_below(&r, 8) == 0 && t > 30000) /* a late burst */
-				t -= le_rng_below(&r, 30000);
-			for (unsigned i = 0; i < n && ok; i++) {
-				len[i] = 60 + (uint32_t)le_rng_below(&r, 1400);
-				h[i] = twin_frame(&fa, &fb, len[i], proto);
-				ok = h[i] != NULL;
-			}
-			if (!ok) {
-				CHECK(0, "the twins' frame pools went apart");
+			if (!(ok = twin_offer_burst(&fa, &fb, &sa, &sb, &r, t, protos, 1400)))
 				break;
-			}
-			le_swap_offer_burst(&sa, h, len, n, t);
-			le_swap_offer_burst(&sb, h, len, n, t);
 		} else {
 			/* sizes from none to more than a line holds due */
 			unsigned max = (unsigned)le_rng_below(&r, 5) == 0 ? LE_SPLIT_MAX : (unsigned)le_rng_below(&r, 48);

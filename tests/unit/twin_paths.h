@@ -6,6 +6,8 @@
 #define TWIN_PATHS_H
 
 #include "path.h"
+#include "rng.h"
+#include "swap.h"
 
 /* *a on fa's frames and *b on fb's, both from `text`; 0 on success, else
  * -1 with a failed check naming the text (both paths left NULL). */
@@ -49,6 +51,33 @@ static inline void *twin_frame(struct fakes *fa, struct fakes *fb, uint32_t len,
 		b[23] = proto;
 	}
 	return h;
+}
+
+/* One burst offered to both swaps at one arrival: 1-32 frames of one of
+ * the three `protos`, 60 to 60 + spread - 1 bytes long; 1 in 8 arrives
+ * late, up to 30 us before t (before the clocks the dequeues moved).
+ * Returns 0 (with a failed check) when the pools went apart. */
+static inline int twin_offer_burst(struct fakes *fa, struct fakes *fb, struct le_swap *sa, struct le_swap *sb,
+				   struct le_rng *r, le_ns_t t, const uint8_t *protos, uint32_t spread)
+{
+	unsigned n = 1 + (unsigned)le_rng_below(r, 32);
+	uint8_t proto = protos[le_rng_below(r, 3)];
+	void *h[32];
+	uint32_t len[32];
+
+	if (le_rng_below(r, 8) == 0 && t > 30000)
+		t -= le_rng_below(r, 30000);
+	for (unsigned i = 0; i < n; i++) {
+		len[i] = 60 + (uint32_t)le_rng_below(r, spread);
+		h[i] = twin_frame(fa, fb, len[i], proto);
+		if (h[i] == NULL) {
+			CHECK(0, "the twins' frame pools went apart");
+			return 0;
+		}
+	}
+	le_swap_offer_burst(sa, h, len, n, t);
+	le_swap_offer_burst(sb, h, len, n, t);
+	return 1;
 }
 
 static void twin_paths_free(struct le_path *a, struct le_path *b)

@@ -30,22 +30,14 @@ static int same_counters(const struct le_swap *a, const struct le_swap *b)
 
 static void twins(const char *first, const char *second, uint64_t seed)
 {
-	struct fakes fa, fb;
-	struct le_path *pa[2], *pb[2];
-	struct le_swap sa, sb;
+	struct twin_swaps w = { 0 };
 	struct le_rng r;
 	le_ns_t clock = 1000;
 	uint64_t sent = 0, merged_steps = 0;
 	int ok = 1;
 
-	fk_init(&fa, 1);
-	fk_init(&fb, 1);
-	for (unsigned k = 0; k < 2 && ok; k++)
-		ok = twin_paths_init(k ? second : first, &fa, &fb, &pa[k], &pb[k]) == 0;
-	if (!ok)
+	if (twin_swaps_init(&w, first, second) < 0)
 		return;
-	le_swap_init(&sa, pa[0]);
-	le_swap_init(&sb, pb[0]);
 	le_rng_seed(&r, seed, 0, 0);
 	for (unsigned step = 0; step < 20000 && ok; step++) {
 		static const uint8_t protos[] = { 17, 6, 1 };
@@ -54,11 +46,11 @@ static void twins(const char *first, const char *second, uint64_t seed)
 		clock += le_rng_below(&r, 30000);
 		t = clock;
 		if (step == 10000) {
-			CHECK_EQ_U64(le_swap_stage(&sa, pa[1], clock + 50000), 0);
-			CHECK_EQ_U64(le_swap_stage(&sb, pb[1], clock + 50000), 0);
+			CHECK_EQ_U64(le_swap_stage(&w.sa, w.pa[1], clock + 50000), 0);
+			CHECK_EQ_U64(le_swap_stage(&w.sb, w.pb[1], clock + 50000), 0);
 		}
 		if (le_rng_below(&r, 2)) {
-			if (!(ok = twin_offer_burst(&fa, &fb, &sa, &sb, &r, t, protos, 1400)))
+			if (!(ok = twin_offer_burst(&w.fa, &w.fb, &w.sa, &w.sb, &r, t, protos, 1400)))
 				break;
 		} else {
 			/* sizes from none to more than a line holds due */
@@ -74,9 +66,9 @@ static void twins(const char *first, const char *second, uint64_t seed)
 			 * due then, but not due yet now, must stay */
 			if (le_rng_below(&r, 8) == 0 && t > 30000)
 				t -= le_rng_below(&r, 30000);
-			merged_steps += sa.nretiring > 0;
-			na = le_swap_dequeue(&sa, t, oa, max);
-			nb = le_swap_dequeue_split(&sb, t, &ob, max);
+			merged_steps += w.sa.nretiring > 0;
+			na = le_swap_dequeue(&w.sa, t, oa, max);
+			nb = le_swap_dequeue_split(&w.sb, t, &ob, max);
 			if (na != nb) {
 				CHECK(0, "'%s': dequeue of step %u (max %u): %u frames split against %u", first, step, max,
 				      nb, na);
@@ -89,31 +81,20 @@ static void twins(const char *first, const char *second, uint64_t seed)
 					break;
 				}
 			/* the same handles (checked above): each sent once, live */
-			if (ok && fk_sent(&fa, oa, na) + fk_sent(&fb, oa, na) != 0) {
+			if (ok && fk_sent(&w.fa, oa, na) + fk_sent(&w.fb, oa, na) != 0) {
 				CHECK(0, "'%s': step %u: a frame left twice or after it was freed", first, step);
 				break;
 			}
 			sent += na;
 		}
-		if (ok && !same_counters(&sa, &sb)) {
+		if (ok && !same_counters(&w.sa, &w.sb)) {
 			CHECK(0, "'%s': the twins differ after step %u", first, step);
 			break;
 		}
 	}
 	CHECK(sent > 20000, "'%s': only %llu frames left the twins", first, (unsigned long long)sent);
 	CHECK(merged_steps > 0, "'%s': no dequeue merged a retiring path", first);
-	struct le_frame o[64];
-	while (le_swap_dequeue(&sa, UINT64_MAX - 1, o, 64) > 0)
-		;
-	while (le_swap_dequeue(&sb, UINT64_MAX - 1, o, 64) > 0)
-		;
-	CHECK_EQ_U64(le_path_depth(sb.active), 0);
-	CHECK_EQ_U64(fb.freed, fa.freed);
-	CHECK_EQ_U64(fb.double_free + fb.bad_handle, 0);
-	for (unsigned k = 0; k < 2; k++)
-		twin_paths_free(pa[k], pb[k]);
-	fk_fini(&fa);
-	fk_fini(&fb);
+	twin_swaps_fini(&w);
 }
 
 int main(void)

@@ -43,22 +43,14 @@ static int same_clocks(const struct le_path *a, const struct le_path *b)
 
 static void twins(const char *first, const char *second, uint64_t seed)
 {
-	struct fakes fa, fb;
-	struct le_path *pa[2], *pb[2];
-	struct le_swap sa, sb;
+	struct twin_swaps w = { 0 };
 	struct le_rng r;
 	le_ns_t clock = 1000;
 	unsigned idle_steps = 0;
 	int ok = 1;
 
-	fk_init(&fa, 1);
-	fk_init(&fb, 1);
-	for (unsigned k = 0; k < 2 && ok; k++)
-		ok = twin_paths_init(k ? second : first, &fa, &fb, &pa[k], &pb[k]) == 0;
-	if (!ok)
+	if (twin_swaps_init(&w, first, second) < 0)
 		return;
-	le_swap_init(&sa, pa[0]);
-	le_swap_init(&sb, pb[0]);
 	le_rng_seed(&r, seed, 0, 0);
 	for (unsigned step = 0; step < 20000 && ok; step++) {
 		/* Phases of 500 steps: which protocols arrive. */
@@ -70,19 +62,19 @@ static void twins(const char *first, const char *second, uint64_t seed)
 		clock += le_rng_below(&r, 20000);
 		t = clock;
 		if (step == 10000) {
-			CHECK_EQ_U64(le_swap_stage(&sa, pa[1], clock + 50000), 0);
-			CHECK_EQ_U64(le_swap_stage(&sb, pb[1], clock + 50000), 0);
+			CHECK_EQ_U64(le_swap_stage(&w.sa, w.pa[1], clock + 50000), 0);
+			CHECK_EQ_U64(le_swap_stage(&w.sb, w.pb[1], clock + 50000), 0);
 		}
 		if (le_rng_below(&r, 3)) {
 			/* some late: idle links' clocks included */
-			if (!(ok = twin_offer_burst(&fa, &fb, &sa, &sb, &r, t, protos, 100)))
+			if (!(ok = twin_offer_burst(&w.fa, &w.fb, &w.sa, &w.sb, &r, t, protos, 100)))
 				break;
 		} else {
 			unsigned max = 1 + (unsigned)le_rng_below(&r, 40), na, nb;
 
-			all_busy(&sa);
-			na = le_swap_dequeue(&sa, t, oa, max);
-			nb = le_swap_dequeue(&sb, t, ob, max);
+			all_busy(&w.sa);
+			na = le_swap_dequeue(&w.sa, t, oa, max);
+			nb = le_swap_dequeue(&w.sb, t, ob, max);
 			if (na != nb) {
 				CHECK(0, "'%s': dequeue of step %u: %u frames against %u", first, step, nb, na);
 				break;
@@ -96,33 +88,23 @@ static void twins(const char *first, const char *second, uint64_t seed)
 				}
 		}
 		struct le_counters ca, cb;
-		le_path_counters(sa.active, &ca);
-		le_path_counters(sb.active, &cb);
-		if (memcmp(&ca, &cb, sizeof(ca)) != 0 || sa.swaps != sb.swaps ||
-		    le_path_depth(sa.active) != le_path_depth(sb.active) || !same_clocks(sa.active, sb.active)) {
+		le_path_counters(w.sa.active, &ca);
+		le_path_counters(w.sb.active, &cb);
+		if (memcmp(&ca, &cb, sizeof(ca)) != 0 || w.sa.swaps != w.sb.swaps ||
+		    le_path_depth(w.sa.active) != le_path_depth(w.sb.active) || !same_clocks(w.sa.active, w.sb.active)) {
 			CHECK(0, "'%s': the twins differ after step %u", first, step);
 			break;
 		}
 		/* the set was used: some link was left out of a dequeue */
-		idle_steps += (sb.active->busy[0] & ((1ull << sb.active->nlinks) - 1)) !=
-			      ((1ull << sb.active->nlinks) - 1);
+		idle_steps += (w.sb.active->busy[0] & ((1ull << w.sb.active->nlinks) - 1)) !=
+			      ((1ull << w.sb.active->nlinks) - 1);
 	}
-	le_path_catch_up(sb.active);
-	for (unsigned k = 0; k < sb.active->nlinks; k++)
-		CHECK_EQ_U64(sb.active->link[k].clock, clock_of(sa.active, k));
-	CHECK_EQ_U64(sb.swaps, 1);
+	le_path_catch_up(w.sb.active);
+	for (unsigned k = 0; k < w.sb.active->nlinks; k++)
+		CHECK_EQ_U64(w.sb.active->link[k].clock, clock_of(w.sa.active, k));
+	CHECK_EQ_U64(w.sb.swaps, 1);
 	CHECK(idle_steps > 1000, "'%s': links were out of the busy set in %u steps", first, idle_steps);
-	struct le_frame o[64];
-	while (le_swap_dequeue(&sa, UINT64_MAX - 1, o, 64) > 0)
-		;
-	while (le_swap_dequeue(&sb, UINT64_MAX - 1, o, 64) > 0)
-		;
-	CHECK_EQ_U64(le_path_depth(sb.active), 0);
-	CHECK_EQ_U64(fb.freed, fa.freed);
-	for (unsigned k = 0; k < 2; k++)
-		twin_paths_free(pa[k], pb[k]);
-	fk_fini(&fa);
-	fk_fini(&fb);
+	twin_swaps_fini(&w);
 }
 
 int main(void)

@@ -88,4 +88,53 @@ static void twin_paths_free(struct le_path *a, struct le_path *b)
 	free(b);
 }
 
+/* Two swaps driven as twins (test_path_busy.c, test_dequeue_split.c):
+ * sa on fa's frames and sb on fb's, each starting on a path of `first`
+ * (pa[0], pb[0]), with a path of `second` (pa[1], pb[1]) ready for a
+ * live change. */
+struct twin_swaps {
+	struct fakes fa, fb;
+	struct le_path *pa[2], *pb[2];
+	struct le_swap sa, sb;
+};
+
+static inline int twin_swaps_init(struct twin_swaps *w, const char *first, const char *second)
+{
+	int ok = 1;
+
+	fk_init(&w->fa, 1);
+	fk_init(&w->fb, 1);
+	for (unsigned k = 0; k < 2 && ok; k++)
+		ok = twin_paths_init(k ? second : first, &w->fa, &w->fb, &w->pa[k], &w->pb[k]) == 0;
+	if (!ok) {
+		if (w->pa[0] != NULL)
+			twin_paths_free(w->pa[0], w->pb[0]);
+		fk_fini(&w->fa);
+		fk_fini(&w->fb);
+		return -1;
+	}
+	le_swap_init(&w->sa, w->pa[0]);
+	le_swap_init(&w->sb, w->pb[0]);
+	return 0;
+}
+
+/* Both twins drained to the end: nothing may be left, and they must
+ * have freed the same frames. Then everything is released. */
+static inline void twin_swaps_fini(struct twin_swaps *w)
+{
+	struct le_frame o[64];
+
+	while (le_swap_dequeue(&w->sa, UINT64_MAX - 1, o, 64) > 0)
+		;
+	while (le_swap_dequeue(&w->sb, UINT64_MAX - 1, o, 64) > 0)
+		;
+	CHECK_EQ_U64(le_path_depth(w->sb.active), 0);
+	CHECK_EQ_U64(w->fb.freed, w->fa.freed);
+	CHECK_EQ_U64(w->fb.double_free + w->fb.bad_handle, 0);
+	for (unsigned k = 0; k < 2; k++)
+		twin_paths_free(w->pa[k], w->pb[k]);
+	fk_fini(&w->fa);
+	fk_fini(&w->fb);
+}
+
 #endif

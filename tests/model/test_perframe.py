@@ -38,10 +38,36 @@ def test_duplicate(bed, run_link, grammar):
         mu, var, _ = correlated_chance(0.30, 0.50, N)
         assert abs(a2b["dup"] - N * mu) <= 4 * math.sqrt(var) + 3, (a2b["dup"], N * mu)
     # A copy follows its original through the same link: it leaves right
-    # behind it (same deadline, no delay configured): within 1 ms.
+    # behind it (same deadline, no delay configured): within 1 ms. That a
+    # copy gets its original's deadline is checked exactly, in virtual
+    # time, by tests/unit/test_perframe.c and test_offer_burst.c; here the
+    # real path is checked. linkemud sends the two in one burst, so a copy
+    # over 1 ms behind was held by the link only if the frames around it
+    # were not held as well: the machine can stop a CPU (the receiving
+    # kernel's, linkemud's) for milliseconds, and that delays every frame
+    # in the path at the time.
     late = [rec for rec in r.records
             if rec is not r.first[rec[0]] and rec[2] - r.first[rec[0]][2] > 1_000_000]
-    assert not late, late[:5]
+    held = [rec for rec in late if not _path_held(r, rec)]
+    e, gaps = a2b["emulation_error_ns"], a2b["poll_gaps"]["over_1us"]
+    assert not held, (held[:5], f"linkemud's emulation error max {e['max'] / 1e3:.0f} us, "
+                                f"poll gap max {gaps['max'] / 1e3:.0f} us")
+    if late:
+        print(f"{len(late)} copies over 1 ms behind their originals, each while the path held "
+              f"originals too (linkemud's emulation error max {e['max'] / 1e3:.0f} us, poll gap "
+              f"max {gaps['max'] / 1e3:.0f} us): the machine's")
+
+
+def _path_held(r, copy) -> bool:
+    """Whether the path held everyone when `copy` came late: an original
+    sent after the copy's own original, early enough that it should have
+    arrived before the copy (over 1 ms before), took over 1 ms itself.
+    With no delay configured, no original takes that long through the
+    link: a stall of the machine (a CPU taken for milliseconds) delays
+    every frame in the path at the time, a copy held by the link only
+    the copy."""
+    _, sent, arrived, _ = copy
+    return any(o[2] - o[1] > 1_000_000 for o in r.first.values() if sent < o[1] <= arrived - 1_000_000)
 
 
 def test_duplicate_and_loss_follow_netem_enqueue(bed, run_link):

@@ -196,6 +196,18 @@ static unsigned fifo_pop_due(struct le_delay_line *d, le_ns_t now, struct le_fra
 	return n;
 }
 
+/* After a runs pop: the next call's frames were written a whole delay
+ * ago, and the held mbufs have pushed them out of the cache since: ask
+ * for them now (a burst of handles is four lines, of lengths two). */
+static void prefetch_next_runs(const struct le_delay_line *d)
+{
+	for (unsigned i = 0; i < 32; i += 8) {
+		__builtin_prefetch(&d->handle[(d->head + i) & d->mask]);
+		if ((i & 15) == 0)
+			__builtin_prefetch(&d->len[(d->head + i) & d->mask]);
+	}
+}
+
 /* Runs form: up to max frames from the head runs; `now` UINT64_MAX and
  * `only_due` 0 take any frame (pop_any). */
 static unsigned runs_pop(struct le_delay_line *d, le_ns_t now, int only_due, struct le_frame *out, unsigned max)
@@ -229,15 +241,7 @@ static unsigned runs_pop(struct le_delay_line *d, le_ns_t now, int only_due, str
 	}
 	d->head = head;
 	rewind_if_empty(d);
-	head = d->head;
-	/* The next call's frames were written a whole delay ago, and the
-	 * held mbufs have pushed them out of the cache since: ask for them
-	 * now (a burst of handles is four lines, of lengths two). */
-	for (unsigned i = 0; i < 32; i += 8) {
-		__builtin_prefetch(&d->handle[(head + i) & d->mask]);
-		if ((i & 15) == 0)
-			__builtin_prefetch(&d->len[(head + i) & d->mask]);
-	}
+	prefetch_next_runs(d);
 	return n;
 }
 
@@ -306,12 +310,7 @@ static unsigned runs_pop_split(struct le_delay_line *d, le_ns_t now, const struc
 	}
 	d->head = head;
 	rewind_if_empty(d);
-	head = d->head;
-	for (unsigned i = 0; i < 32; i += 8) { /* as runs_pop: the next call's */
-		__builtin_prefetch(&d->handle[(head + i) & mask]);
-		if ((i & 15) == 0)
-			__builtin_prefetch(&d->len[(head + i) & mask]);
-	}
+	prefetch_next_runs(d);
 	return n;
 }
 
@@ -348,8 +347,6 @@ static unsigned slots_pop_split(struct le_delay_line *d, le_ns_t now, const stru
 unsigned le_delay_line_pop_due_split(struct le_delay_line *d, le_ns_t now, const struct le_frame_split *out,
 				     unsigned max)
 {
-	if (max > LE_SPLIT_MAX)
-		max = LE_SPLIT_MAX;
 	le_delay_line_mark_due(d, now);
 	return d->runs ? runs_pop_split(d, now, out, max) : slots_pop_split(d, now, out, max);
 }

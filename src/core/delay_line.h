@@ -150,7 +150,7 @@ static inline le_ns_t le_delay_line_next_deadline(const struct le_delay_line *d)
 /* Removes up to max frames whose deadline <= now, in deadline order. */
 unsigned le_delay_line_pop_due(struct le_delay_line *d, le_ns_t now, struct le_frame *out, unsigned max);
 /* le_delay_line_pop_due into the three arrays of `out`: the runs form
- * copies its handle and length rings as they are (max <= LE_SPLIT_MAX). */
+ * copies its handle and length rings as they are. */
 unsigned le_delay_line_pop_due_split(struct le_delay_line *d, le_ns_t now, const struct le_frame_split *out,
 				     unsigned max);
 /* Removes up to max frames whatever their deadline (shutdown, flush), in

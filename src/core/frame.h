@@ -52,7 +52,7 @@ static inline void le_frame_copy(struct le_frame *dst, const struct le_frame *f)
  * length and deadline in three arrays of the caller's, at least `max`
  * long. A sender needs no more of a frame, and building a 32-byte
  * le_frame per frame only to read three fields back cost the data plane
- * about 25 instructions a frame (docs/performance.md, "The hold floor"). */
+ * about 15 instructions a frame (docs/performance.md, "The hold floor"). */
 struct le_frame_split {
 	void **handle;
 	uint32_t *len;
@@ -64,13 +64,13 @@ struct le_frame_split {
  * this many first. */
 #define LE_SPLIT_MAX 512u
 
-static inline void le_frame_split_put(const struct le_frame_split *o, unsigned at, const struct le_frame *f,
-				      unsigned n)
+/* n frames taken as le_frames (a merge) into the arrays. */
+static inline void le_frame_split_put(const struct le_frame_split *o, const struct le_frame *f, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		o->handle[at + i] = f[i].handle;
-		o->len[at + i] = f[i].len;
-		o->deadline[at + i] = f[i].deadline;
+		o->handle[i] = f[i].handle;
+		o->len[i] = f[i].len;
+		o->deadline[i] = f[i].deadline;
 	}
 }
 

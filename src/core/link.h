@@ -128,7 +128,7 @@ void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t
 
 /* Frames whose deadline <= now, up to max, in deadline order. */
 unsigned le_link_dequeue(struct le_link *l, le_ns_t now, struct le_frame *out, unsigned max);
-/* The same into a sender's three arrays (frame.h; max <= LE_SPLIT_MAX). */
+/* The same into a sender's three arrays (frame.h). */
 unsigned le_link_dequeue_split(struct le_link *l, le_ns_t now, const struct le_frame_split *out, unsigned max);
 
 /* Everything still held, regardless of deadline (shutdown): the delay

@@ -687,7 +687,7 @@ unsigned le_path_dequeue_split(struct le_path *p, le_ns_t now, const struct le_f
 	if (ndue == 1)
 		return le_link_dequeue_split(&p->link[due[0]], now, out, max);
 	n = merge_due(p, now, due, ndue, f, max);
-	le_frame_split_put(out, 0, f, n);
+	le_frame_split_put(out, f, n);
 	return n;
 }
 

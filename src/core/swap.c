@@ -162,7 +162,7 @@ unsigned le_swap_dequeue_split(struct le_swap *s, le_ns_t now, const struct le_f
 	if (s->nretiring == 0)
 		return le_path_dequeue_split(s->active, now, out, max);
 	n = dequeue_merged(s, now, f, max);
-	le_frame_split_put(out, 0, f, n);
+	le_frame_split_put(out, f, n);
 	return n;
 }
 

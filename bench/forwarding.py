@@ -187,29 +187,25 @@ def measure():
                 into[link].append(run_linkemud(a.lcore, a.seconds, link, binary))
     m_base = statistics.median(x["tx_pps"] for x in base)
 
-    def spread(runs):
-        """Lowest and highest per-round ratio against that round's testpmd."""
+    def summary(runs):
+        """A program's rounds: the median rate, its ratio to testpmd's
+        median, and the lowest and highest per-round ratio (each against
+        that round's testpmd)."""
+        m = statistics.median(x["tx_pps"] for x in runs)
         r = [x["tx_pps"] / b["tx_pps"] for x, b in zip(runs, base)]
-        return [min(r), max(r)]
+        return {"tx_pps": m, "ratio": m / m_base, "ratio_range": [min(r), max(r)], "runs": runs}
+
+    def with_error(runs):
+        return dict(summary(runs), error_p99_ns=statistics.median(x["error_p99_ns"] for x in runs))
 
     rows = []
     for link in links:
-        m = statistics.median(x["tx_pps"] for x in ours[link])
-        row = {"link": link, "tx_pps": m, "ratio": m / m_base, "ratio_range": spread(ours[link]),
-               "error_p99_ns": statistics.median(x["error_p99_ns"] for x in ours[link]),
-               "queue_full": sum(x["queue_full"] for x in ours[link]), "runs": ours[link]}
+        row = dict(with_error(ours[link]), link=link, queue_full=sum(x["queue_full"] for x in ours[link]))
         if a.compare:
-            mo = statistics.median(x["tx_pps"] for x in other[link])
-            row["compare"] = {"binary": a.compare, "tx_pps": mo, "ratio": mo / m_base,
-                              "ratio_range": spread(other[link]),
-                              "error_p99_ns": statistics.median(x["error_p99_ns"] for x in other[link]),
-                              "runs": other[link]}
+            row["compare"] = dict(with_error(other[link]), binary=a.compare)
         rows.append(row)
-    floor_rows = []
-    for h in FLOOR_HOLDS_US:
-        m = statistics.median(x["tx_pps"] for x in floors[h])
-        floor_rows.append({"hold_us": h, "tx_pps": m, "ratio": m / m_base, "ratio_range": spread(floors[h]),
-                           "held_max": max(x["held_max"] for x in floors[h]), "runs": floors[h]})
+    floor_rows = [dict(summary(floors[h]), hold_us=h, held_max=max(x["held_max"] for x in floors[h]))
+                  for h in FLOOR_HOLDS_US]
     result = {"rounds": a.rounds, "seconds": a.seconds, "testpmd_tx_pps": m_base,
               "testpmd_runs": base, "floors": floor_rows, "linkemud": rows}
     if a.json:

@@ -190,6 +190,7 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 		}
 	}
 	s->compiled = n > 0 && GROUP_COST * s->ngroups + s->nscan < n;
+	le_class_fast_build(&s->fast, s->rules, n);
 	free(size);
 	return 0;
 fail:
@@ -236,4 +237,12 @@ unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *
 		}
 	}
 	return best == UINT32_MAX ? 0 : best + 1;
+}
+
+unsigned le_class_set_classify_parsed(const struct le_class_set *s, const uint8_t *b, uint32_t len, int depth)
+{
+	struct le_pkt pkt;
+
+	le_pkt_parse(b, b ? len : 0, depth, &pkt);
+	return le_class_set_lookup(s, &pkt);
 }

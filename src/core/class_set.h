@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "class_fast.h"
 #include "classify.h"
 #include "pkt.h"
 
@@ -53,6 +54,7 @@ struct le_class_set {
 	struct le_cs_group *group;    /* in order of `first` */
 	unsigned nscan;
 	uint32_t *scan;               /* rules matched one by one, ascending */
+	struct le_class_fast fast;    /* a small set, for the plain shapes */
 };
 
 /* Compiles n rules (copied). -1 on allocation failure. */
@@ -60,6 +62,17 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 void le_class_set_free(struct le_class_set *s);
 /* 1 + the index of the first rule the frame matches, 0 when none. */
 unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *p);
+/* The class of a frame from its first len bytes, read to `depth`
+ * (pkt.h): le_class_set_lookup of what le_pkt_parse reads, without the
+ * parse for the plain shapes when the set is small (class_fast.h). */
+unsigned le_class_set_classify_parsed(const struct le_class_set *s, const uint8_t *b, uint32_t len, int depth);
+static inline unsigned le_class_set_classify(const struct le_class_set *s, const uint8_t *b, uint32_t len,
+					     int depth)
+{
+	int k = le_class_fast_lookup(&s->fast, b, len);
+
+	return k >= 0 ? (unsigned)k : le_class_set_classify_parsed(s, b, len, depth);
+}
 /* The same by a linear scan: the reference the tests compare with. */
 unsigned le_class_set_scan(const struct le_match *rules, unsigned n, const struct le_pkt *p);
 

@@ -522,7 +522,6 @@ void le_path_free(struct le_path *p)
 
 unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len)
 {
-	struct le_pkt pkt;
 	uint32_t n = 0;
 	const uint8_t *b;
 
@@ -531,8 +530,7 @@ unsigned le_path_classify(const struct le_path *p, void *handle, uint32_t len)
 	b = p->ops.bytes(p->ops.ctx, handle, &n);
 	if (n > len)
 		n = len;
-	le_pkt_parse(b, b ? n : 0, p->depth, &pkt);
-	return le_class_set_lookup(&p->rules, &pkt);
+	return le_class_set_classify(&p->rules, b, n, p->depth);
 }
 
 /* Class k's frames go to a process first; they come back by

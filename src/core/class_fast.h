@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "classify.h"
+#include "pkt.h"
 
 /* Above this many rules the hashed groups of class_set.h are cheaper. */
 #define LE_CLASS_FAST_MAX 8
@@ -65,8 +66,7 @@ static inline unsigned le_class_fast_ipv4(const struct le_class_fast *f, const u
 	const uint32_t src = le_fast_be32(b + 26), dst = le_fast_be32(b + 30);
 	/* as le_pkt_parse: the first fragment of TCP, UDP, DCCP, SCTP or
 	 * UDP-Lite with both ports in the bytes */
-	const int ports = (le_fast_be16(b + 20) & 0x1fff) == 0 && len >= 38 &&
-			  (proto == 6 || proto == 17 || proto == 33 || proto == 132 || proto == 136);
+	const int ports = (le_fast_be16(b + 20) & 0x1fff) == 0 && len >= 38 && le_pkt_has_ports(proto);
 	const uint16_t sp = ports ? le_fast_be16(b + 34) : 0, dp = ports ? le_fast_be16(b + 36) : 0;
 
 	for (unsigned k = 0; k < f->n; k++) {

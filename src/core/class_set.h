@@ -43,6 +43,9 @@ struct le_cs_group {
 	uint8_t src_len, dst_len; /* prefix lengths in bits */
 	uint32_t first;           /* lowest rule index in the group */
 	uint32_t mask;            /* table size - 1 */
+	unsigned words;           /* bit i: the key's 64-bit word i can be
+				   * non-zero (the only words hashed and
+				   * compared) */
 	struct le_cs_entry *table;
 };
 

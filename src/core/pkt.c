@@ -8,12 +8,6 @@ static uint16_t be16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static int has_ports(uint8_t proto)
-{
-	/* TCP, UDP, DCCP, SCTP, UDP-Lite: source and destination port first */
-	return proto == 6 || proto == 17 || proto == 33 || proto == 132 || proto == 136;
-}
-
 int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 {
 	uint32_t off = 12, l4 = 0;
@@ -96,7 +90,7 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 	} else {
 		return 0;
 	}
-	if (depth < LE_PKT_L4 || !first_fragment || !has_ports(out->proto) || len < l4 + 4)
+	if (depth < LE_PKT_L4 || !first_fragment || !le_pkt_has_ports(out->proto) || len < l4 + 4)
 		return 0;
 	out->has_ports = 1;
 	out->sport = be16(b + l4);

@@ -180,21 +180,27 @@ static void bytes_against_scan(void)
 	static struct le_match rules[16];
 	const struct le_match *ptr[16];
 	uint64_t x = 29;
-	unsigned bad = 0, fast = 0, matched = 0, frames = 0;
+	unsigned bad = 0, bad_parse = 0, fast = 0, matched = 0, frames = 0, compiled = 0;
 
 	for (unsigned set = 0; set < 2000; set++) {
-		unsigned n = 1 + (unsigned)(rnd(&x) % 12), k = 0;
+		unsigned n = 1 + (unsigned)(rnd(&x) % 12), k = 0, tries = 0;
 		int depth = LE_PKT_L2;
 		struct le_class_set s;
+		/* every third set: one shape (the same words, other values), so
+		 * that the hashed groups see byte frames too */
+		uint64_t shape = rnd(&x) | 1;
 
-		while (k < n)
-			if (random_rule(&x, &x, &rules[k]) == 0) {
+		while (k < n) {
+			uint64_t w = shape + (tries++ / 64) * 2;
+			if (random_rule(set % 3 == 0 ? &w : &x, &x, &rules[k]) == 0) {
 				ptr[k] = &rules[k];
 				if (le_match_depth(&rules[k]) > depth)
 					depth = le_match_depth(&rules[k]);
 				k++;
 			}
+		}
 		CHECK(le_class_set_build(&s, ptr, n) == 0);
+		compiled += s.compiled;
 		for (unsigned f = 0; f < 500; f++, frames++) {
 			uint8_t b[64];
 			uint32_t len = random_bytes(&x, b);
@@ -203,6 +209,14 @@ static void bytes_against_scan(void)
 
 			le_pkt_parse(b, len, depth, &p);
 			want = le_class_set_scan(rules, n, &p);
+			for (int d = LE_PKT_L2; d <= LE_PKT_L4; d++) {
+				struct le_pkt slow, quick;
+				le_pkt_parse(b, len, d, &slow);
+				le_pkt_parse_fast(b, len, d, &quick);
+				if (memcmp(&slow, &quick, sizeof(slow)) != 0 && bad_parse++ < 5)
+					fprintf(stderr, "set %u frame %u (len %u) depth %d: le_pkt_parse_fast differs\n",
+						set, f, len, d);
+			}
 			if (got != want && bad++ < 5)
 				fprintf(stderr, "set %u frame %u (len %u): class %u, the scan says %u\n", set, f, len, got,
 					want);
@@ -212,6 +226,8 @@ static void bytes_against_scan(void)
 		le_class_set_free(&s);
 	}
 	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(bad_parse, 0);
+	CHECK(compiled > 100, "%u sets compiled", compiled);
 	/* both paths and both outcomes are exercised */
 	CHECK(fast > frames / 4 && fast < frames, "%u of %u frames read without a parse", fast, frames);
 	CHECK(matched > frames / 20 && matched < frames, "%u of %u frames matched", matched, frames);

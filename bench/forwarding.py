@@ -25,6 +25,12 @@ second is what holding alone costs on this machine (the held mbufs fall
 out of the cache); linkemud's delay rows cannot beat it, and the gap
 between the two is linkemud's own work per frame.
 
+--frames udp4 runs the same rounds on two net_pcap ports that loop
+64-byte UDP/IPv4 frames (bench/udp4_pcap.py), testpmd and the floors
+included, by default on the class rows: net_null's frames are all zeros,
+not IP, and a class rule on IP fields fails on them at its first field
+without a hash probe, the cheapest case there is.
+
 --compare BINARY runs a second linkemud build (e.g. one built from an
 older commit) on the same rows in the same rounds, for a before/after
 table with a shared baseline.
@@ -43,6 +49,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from children import eal_prefix, run_interruptible, running, wait_ready  # noqa: E402
+import udp4_pcap  # noqa: E402
 # limit: 1 ms at the ~20 Mpps one lcore reaches needs ~20k frames; 100k
 # leaves room, and with duplicates' headroom the pool (2 x 2 x 100k mbufs)
 # still fits the 2 GiB of hugepages scripts/setup.sh reserves.
@@ -71,6 +78,15 @@ STAGE_LINKS = [
     f"delay 1ms 100us loss gemodel 1% 10% duplicate 1% corrupt 1% reorder 1% rate 40gbit {L} ; {CLASS16}",
 ]
 EAL_NULL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1"]
+# The class rows again on frames that are IP (bench/udp4_pcap.py): the
+# class sets, and all stages at once with its 16 rules.
+CLASS_LINKS = [f"delay 1ms {L}", f"delay 1ms {L} ; class ctl match proto tcp port 830 : delay 0",
+               f"delay 1ms {L} ; {CLASS16}", STAGE_LINKS[-1]]
+
+
+def eal_pcap(path):
+    """Two ports that loop the UDP/IPv4 frames of `path` (net_pcap)."""
+    return ["--no-pci", "--in-memory", *(f"--vdev=net_pcap{i},rx_pcap={path},infinite_rx=1" for i in (0, 1))]
 PREFIX = eal_prefix("lefwd")
 
 
@@ -78,9 +94,9 @@ def linkemud_path():
     return os.environ.get("LINKEMUD", os.path.join(REPO, "build", "src", "dataplane", "linkemud"))
 
 
-def run_linkemud(lcore, seconds, link, binary=None):
+def run_linkemud(lcore, seconds, link, binary=None, eal=EAL_NULL):
     with tempfile.NamedTemporaryFile(suffix=".json") as stats:
-        cmd = [binary or linkemud_path(), "-l", str(lcore), *EAL_NULL, "--file-prefix", PREFIX, "--",
+        cmd = [binary or linkemud_path(), "-l", str(lcore), *eal, "--file-prefix", PREFIX, "--",
                "--a2b", link, "--b2a", link, "--seed", "1", "--stats-file", stats.name]
         with running(cmd, PREFIX, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
             wait_ready(p)
@@ -107,8 +123,8 @@ def holdfwd_path():
 FLOOR_HOLDS_US = (0, 1000)
 
 
-def run_holdfwd(lcore, seconds, hold_us):
-    cmd = [holdfwd_path(), "-l", str(lcore), *EAL_NULL, "--file-prefix", PREFIX, "--",
+def run_holdfwd(lcore, seconds, hold_us, eal=EAL_NULL):
+    cmd = [holdfwd_path(), "-l", str(lcore), *eal, "--file-prefix", PREFIX, "--",
            "--hold-us", str(hold_us), "--seconds", str(seconds)]
     with running(cmd, PREFIX, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
         out, _ = p.communicate(timeout=seconds + 60)
@@ -118,9 +134,9 @@ def run_holdfwd(lcore, seconds, hold_us):
     return json.loads(lines[-1])
 
 
-def run_testpmd(lcores, seconds):
+def run_testpmd(lcores, seconds, eal=EAL_NULL):
     # testpmd exits on EOF of stdin; feed it a pipe we keep open.
-    cmd = ["dpdk-testpmd", "-l", lcores, *EAL_NULL, "--file-prefix", PREFIX, "--", "--forward-mode=io",
+    cmd = ["dpdk-testpmd", "-l", lcores, *eal, "--file-prefix", PREFIX, "--", "--forward-mode=io",
            "--auto-start", "--stats-period", "1"]
     with running(cmd, PREFIX, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                  text=True) as p:
@@ -152,6 +168,10 @@ def measure():
                     help="only the headline link and an unimpaired one, 1 round of 2 s")
     ap.add_argument("--lcore", type=int, default=1, help="lcore that forwards (default 1)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    ap.add_argument("--frames", choices=("zero", "udp4"), default="zero",
+                    help="zero: net_null's frames, never written, not IP (default); udp4: 64-byte "
+                         "UDP/IPv4 frames looped by net_pcap, so class rules read real headers "
+                         "(default links: the class rows)")
     ap.add_argument("--compare", metavar="BINARY",
                     help="also run this linkemud build on every row, same rounds (before/after; "
                          "the two builds take turns going first)")
@@ -163,17 +183,30 @@ def measure():
         ap.error("--seconds must be at least 2: testpmd reports once a second, and its first report is its start")
     if a.rounds < 1:
         ap.error("--rounds must be at least 1")
-    links = a.link or ([HEADLINE_LINK, ""] if a.quick else STAGE_LINKS)
+    if a.frames == "udp4":
+        links = a.link or (CLASS_LINKS[:2] if a.quick else CLASS_LINKS)
+    else:
+        links = a.link or ([HEADLINE_LINK, ""] if a.quick else STAGE_LINKS)
+    with tempfile.TemporaryDirectory(prefix="lefwd") as tmp:
+        eal = EAL_NULL
+        if a.frames == "udp4":
+            udp4_pcap.write(os.path.join(tmp, "udp4.pcap"))
+            eal = eal_pcap(os.path.join(tmp, "udp4.pcap"))
+        result = run_rounds(a, links, eal)
+    report(a, result)
+
+
+def run_rounds(a, links, eal):
     ours = {link: [] for link in links}
     other = {link: [] for link in links}
     base = []
     floors = {h: [] for h in FLOOR_HOLDS_US}
     for r in range(a.rounds):
         print(f"[round {r + 1}/{a.rounds}] testpmd io ...", file=sys.stderr, flush=True)
-        base.append(run_testpmd(f"0,{a.lcore}" if a.lcore else "0-1", a.seconds))
+        base.append(run_testpmd(f"0,{a.lcore}" if a.lcore else "0-1", a.seconds, eal))
         for h in FLOOR_HOLDS_US:
             print(f"[round {r + 1}/{a.rounds}] holdfwd --hold-us {h} ...", file=sys.stderr, flush=True)
-            floors[h].append(run_holdfwd(a.lcore, a.seconds, h))
+            floors[h].append(run_holdfwd(a.lcore, a.seconds, h, eal))
         for link in links:
             # With --compare the two builds take turns going first: on
             # this VM the second of two back-to-back runs is not a fair
@@ -184,7 +217,7 @@ def measure():
             for binary, into in order:
                 print(f"[round {r + 1}/{a.rounds}] {binary or 'linkemud'} '{link}' ...", file=sys.stderr,
                       flush=True)
-                into[link].append(run_linkemud(a.lcore, a.seconds, link, binary))
+                into[link].append(run_linkemud(a.lcore, a.seconds, link, binary, eal))
     m_base = statistics.median(x["tx_pps"] for x in base)
 
     def summary(runs):
@@ -206,8 +239,13 @@ def measure():
         rows.append(row)
     floor_rows = [dict(summary(floors[h]), hold_us=h, held_max=max(x["held_max"] for x in floors[h]))
                   for h in FLOOR_HOLDS_US]
-    result = {"rounds": a.rounds, "seconds": a.seconds, "testpmd_tx_pps": m_base,
-              "testpmd_runs": base, "floors": floor_rows, "linkemud": rows}
+    return {"rounds": a.rounds, "seconds": a.seconds, "frames": a.frames, "testpmd_tx_pps": m_base,
+            "testpmd_runs": base, "floors": floor_rows, "linkemud": rows}
+
+
+def report(a, result):
+    m_base = result["testpmd_tx_pps"]
+    floor_rows, rows = result["floors"], result["linkemud"]
     if a.json:
         print(json.dumps(result, indent=1))
         return

@@ -13,6 +13,9 @@ report="$build/bench-report.txt"
 	echo "== forwarding on net_null: one lcore, both directions, against testpmd io and the hold floor (holdfwd) in the same run"
 	python3 forwarding.py "$@"
 	echo
+	echo "== the class rows on UDP/IPv4 frames (net_pcap looping bench/udp4_pcap.py's frames; net_null's are not IP), against testpmd on the same ports"
+	python3 forwarding.py --frames udp4 "$@"
+	echo
 	echo "== forwarding on time: a paced source (pacegen on memif), the highest rate with no drop and error p99 <= 10 us, against testpmd"
 	python3 forwarding_paced.py
 	echo

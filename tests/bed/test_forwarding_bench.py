@@ -1,11 +1,15 @@
 """bench/forwarding.py refuses what it cannot measure, before it starts
 anything: at --seconds below 2 testpmd reports only its start-up second,
-and without a round there is nothing to take a median of."""
+and without a round there is nothing to take a median of. With --frames
+udp4 its ports loop UDP/IPv4 frames that class rules really read."""
 
 from __future__ import annotations
 
+import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,3 +26,67 @@ def test_refuses_what_it_cannot_measure(args, named):
     assert r.returncode == 2
     assert named in r.stderr
     assert "[round" not in r.stderr  # nothing was started
+
+
+# --- --frames udp4: the class rows on frames that are IP -----------------------
+
+sys.path.insert(0, str(FORWARDING.parent))
+import udp4_pcap  # noqa: E402
+from children import eal_prefix, running  # noqa: E402
+
+LINKEMUD = FORWARDING.parents[1] / "build" / "src" / "dataplane" / "linkemud"
+
+
+def test_udp4_frames_are_what_the_rows_say(tmp_path):
+    """64 bytes on the wire, IPv4 with a valid header checksum, UDP from
+    port 5000 to 5000 + k mod 64: no class set of the rows matches one."""
+    for k in (0, 1, 63, 64, 1023):
+        b = udp4_pcap.frame(k)
+        assert len(b) == 60 and b[12:14] == b"\x08\x00" and b[14] == 0x45 and b[23] == 17
+        words = [int.from_bytes(b[i:i + 2], "big") for i in range(14, 34, 2)]
+        s = sum(words)
+        assert (s & 0xFFFF) + (s >> 16) == 0xFFFF, "IPv4 header checksum"
+        assert int.from_bytes(b[34:36], "big") == 5000 and int.from_bytes(b[36:38], "big") == 5000 + k % 64
+    path = tmp_path / "f.pcap"
+    udp4_pcap.write(str(path), count=10)
+    data = path.read_bytes()
+    assert data[:4] == (0xA1B2C3D4).to_bytes(4, "little") and len(data) == 24 + 10 * (16 + 60)
+
+
+def test_linkemud_classifies_the_udp4_frames(tmp_path):
+    """On the ports --frames udp4 uses, a rule on UDP ports sees every
+    frame (on net_null it would see none): the class rows read headers."""
+    pcap = tmp_path / "f.pcap"
+    udp4_pcap.write(str(pcap))
+    stats = tmp_path / "stats.json"
+    prefix = eal_prefix("leu4")
+    eal = ["--no-pci", "--in-memory", *(f"--vdev=net_pcap{i},rx_pcap={pcap},infinite_rx=1" for i in (0, 1))]
+    link = "delay 1ms limit 100000 ; class u match proto udp dport 5000-5063 : delay 100us limit 100000"
+    cmd = [str(LINKEMUD), "-l", "1", *eal, "--file-prefix", prefix, "--", "--a2b", link, "--b2a", link,
+           "--stats-file", str(stats)]
+    with running(cmd, prefix, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+        deadline = time.monotonic() + 30
+        for line in p.stdout:
+            if "ready" in line or time.monotonic() > deadline:
+                break
+        time.sleep(1)
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=30)
+    assert p.returncode == 0
+    r = json.loads(stats.read_text())
+    assert r["conserved"]
+    for d in r["directions"].values():
+        default, u = d["classes"][0], d["classes"][1]
+        assert u["rx"] > 100_000 and default["rx"] == 0, (default["rx"], u["rx"])
+
+
+def test_udp4_rows_run():
+    """forwarding.py --frames udp4 --quick: testpmd, the floors and the two
+    quick class rows on net_pcap ports, each with a rate."""
+    r = subprocess.run([sys.executable, str(FORWARDING), "--frames", "udp4", "--quick", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out["frames"] == "udp4" and out["testpmd_tx_pps"] > 0
+    assert [row["link"] for row in out["linkemud"]][1].endswith("class ctl match proto tcp port 830 : delay 0")
+    assert all(row["tx_pps"] > 0 for row in out["linkemud"] + out["floors"])

@@ -15,6 +15,7 @@
 #define LE_CLASS_FAST_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "classify.h"
 #include "pkt.h"
@@ -59,15 +60,46 @@ static inline int le_fast_in(uint16_t v, uint16_t lo, uint16_t span)
 	return (uint16_t)(v - lo) <= span;
 }
 
-/* A plain IPv4 frame: 20-byte header at offset 14, len >= 34. */
+/* A plain IPv4 frame: IPv4 with a 20-byte header, no VLAN tag. */
+static inline int le_plain4_shape(const uint8_t *b, uint32_t len)
+{
+	return b != NULL && len >= 34 && b[12] == 0x08 && b[13] == 0x00 && b[14] == 0x45;
+}
+
+/* What class rules test in a plain IPv4 frame, as le_pkt_parse reads it
+ * (to LE_PKT_L4). */
+struct le_plain4 {
+	uint32_t src, dst;         /* host order */
+	uint32_t src_raw, dst_raw; /* the 4 bytes as they lie in the frame */
+	uint16_t sport, dport;     /* 0 without ports */
+	uint8_t proto, dscp;
+	uint8_t ports;             /* the first fragment of TCP, UDP, DCCP,
+				    * SCTP or UDP-Lite, both ports present */
+};
+
+static inline void le_plain4_read(const uint8_t *b, uint32_t len, struct le_plain4 *v)
+{
+	v->proto = b[23];
+	v->dscp = b[15] >> 2;
+	v->src = le_fast_be32(b + 26);
+	v->dst = le_fast_be32(b + 30);
+	memcpy(&v->src_raw, b + 26, 4);
+	memcpy(&v->dst_raw, b + 30, 4);
+	v->ports = (le_fast_be16(b + 20) & 0x1fff) == 0 && len >= 38 && le_pkt_has_ports(v->proto);
+	v->sport = v->ports ? le_fast_be16(b + 34) : 0;
+	v->dport = v->ports ? le_fast_be16(b + 36) : 0;
+}
+
+/* A plain IPv4 frame against the compiled rules. */
 static inline unsigned le_class_fast_ipv4(const struct le_class_fast *f, const uint8_t *b, uint32_t len)
 {
-	const uint8_t proto = b[23], dscp = b[15] >> 2;
-	const uint32_t src = le_fast_be32(b + 26), dst = le_fast_be32(b + 30);
-	/* as le_pkt_parse: the first fragment of TCP, UDP, DCCP, SCTP or
-	 * UDP-Lite with both ports in the bytes */
-	const int ports = (le_fast_be16(b + 20) & 0x1fff) == 0 && len >= 38 && le_pkt_has_ports(proto);
-	const uint16_t sp = ports ? le_fast_be16(b + 34) : 0, dp = ports ? le_fast_be16(b + 36) : 0;
+	struct le_plain4 v;
+
+	le_plain4_read(b, len, &v);
+	const uint8_t proto = v.proto, dscp = v.dscp;
+	const uint32_t src = v.src, dst = v.dst;
+	const int ports = v.ports;
+	const uint16_t sp = v.sport, dp = v.dport;
 
 	for (unsigned k = 0; k < f->n; k++) {
 		const struct le_fast_rule *r = &f->r[k];
@@ -96,7 +128,7 @@ static inline int le_class_fast_lookup(const struct le_class_fast *f, const uint
 		return -1;
 	type = le_fast_be16(b + 12);
 	if (type == 0x0800)
-		return len >= 34 && b[14] == 0x45 ? (int)le_class_fast_ipv4(f, b, len) : -1;
+		return le_plain4_shape(b, len) ? (int)le_class_fast_ipv4(f, b, len) : -1;
 	if (type == 0x86dd || type == 0x8100 || type == 0x88a8)
 		return -1;
 	/* Not IP: the frame has an ethertype and nothing else to test. */

@@ -28,6 +28,19 @@ static int same_shape(const struct le_cs_group *g, const struct le_match *m)
 	       (!(m->fields & LE_M_DST) || (g->dst_family == m->dst.family && g->dst_len == m->dst.len));
 }
 
+/* An IPv4 prefix length as a mask over the address's 4 bytes as they lie
+ * in memory (so it masks bytes read straight from a frame). */
+static uint32_t v4_mask(unsigned len)
+{
+	uint8_t m[4] = { 0 };
+	uint32_t x;
+
+	for (unsigned i = 0; i < 4; i++)
+		m[i] = len >= 8 * (i + 1) ? 0xff : len > 8 * i ? (uint8_t)(0xff << (8 - (len - 8 * i))) : 0;
+	memcpy(&x, m, 4);
+	return x;
+}
+
 /* The first `len` bits of an address, the rest zero (dst is zero). */
 static void mask_addr(uint8_t *dst, const uint8_t *src, unsigned len)
 {
@@ -38,37 +51,46 @@ static void mask_addr(uint8_t *dst, const uint8_t *src, unsigned len)
 		dst[full] = src[full] & (uint8_t)(0xff << (8 - rest));
 }
 
-/* The key's scalar fields, stored as the two 64-bit words they share
- * (words 4 and 5), so that hashing and comparing read each word back as
- * it was written. A word read over several narrower stores waits for
- * them to reach the cache (no store forwarding): perf showed that wait as
- * most of the lookup's time. */
-static void put_scalars(struct le_cs_key *k, uint16_t ethertype, uint16_t vlan, uint16_t sport, uint16_t dport,
-			uint8_t proto, uint8_t dscp)
+/* Keys are built as 64-bit words in registers and stored whole: a word
+ * read back over several narrower stores waits for them to reach the
+ * cache (no store forwarding), which perf showed as most of the lookup's
+ * time when the key was a struct of bytes and halfwords. */
+static uint64_t scalar_word(uint16_t ethertype, uint16_t vlan, uint16_t sport, uint16_t dport)
 {
-	const uint64_t w4 = ethertype | (uint64_t)vlan << 16 | (uint64_t)sport << 32 | (uint64_t)dport << 48;
-	const uint64_t w5 = proto | (uint64_t)dscp << 8;
-
-	memcpy((uint8_t *)k + 32, &w4, 8);
-	memcpy((uint8_t *)k + 40, &w5, 8);
+	return ethertype | (uint64_t)vlan << 16 | (uint64_t)sport << 32 | (uint64_t)dport << 48;
 }
 
-static void rule_key(const struct le_match *m, struct le_cs_key *k)
+static uint64_t proto_word(uint8_t proto, uint8_t dscp)
+{
+	return proto | (uint64_t)dscp << 8;
+}
+
+/* An address masked to len bits into two key words. */
+static void addr_words(uint64_t *w, const uint8_t *addr, unsigned len)
+{
+	uint8_t a[16] = { 0 };
+
+	mask_addr(a, addr, len);
+	memcpy(w, a, 16);
+}
+
+static void rule_words(const struct le_match *m, uint64_t *w)
 {
 	const unsigned f = m->fields;
 
-	memset(k, 0, sizeof(*k));
+	memset(w, 0, LE_CS_WORDS * sizeof(*w));
 	if (f & LE_M_SRC)
-		mask_addr(k->src, m->src.addr, m->src.len);
+		addr_words(w, m->src.addr, m->src.len);
 	if (f & LE_M_DST)
-		mask_addr(k->dst, m->dst.addr, m->dst.len);
-	put_scalars(k, f & LE_M_ETHER ? m->ethertype : 0, f & LE_M_VLAN ? m->vlan : 0, f & LE_M_SPORT ? m->sport.lo : 0,
-		    f & LE_M_DPORT ? m->dport.lo : 0, f & LE_M_PROTO ? m->proto : 0, f & LE_M_DSCP ? m->dscp : 0);
+		addr_words(w + 2, m->dst.addr, m->dst.len);
+	w[4] = scalar_word(f & LE_M_ETHER ? m->ethertype : 0, f & LE_M_VLAN ? m->vlan : 0,
+			   f & LE_M_SPORT ? m->sport.lo : 0, f & LE_M_DPORT ? m->dport.lo : 0);
+	w[5] = proto_word(f & LE_M_PROTO ? m->proto : 0, f & LE_M_DSCP ? m->dscp : 0);
 }
 
-/* The frame's values of a group's fields; 0 when the frame lacks one
+/* The frame's values of a group's words; 0 when the frame lacks a field
  * (then no rule of the group matches it, as le_match_frame decides). */
-static int frame_key(const struct le_cs_group *g, const struct le_pkt *p, struct le_cs_key *k)
+static int frame_words(const struct le_cs_group *g, const struct le_pkt *p, uint64_t *w)
 {
 	const unsigned f = g->fields;
 
@@ -76,82 +98,87 @@ static int frame_key(const struct le_cs_group *g, const struct le_pkt *p, struct
 	    ((f & LE_M_SRC) && p->ip != g->src_family) || ((f & LE_M_DST) && p->ip != g->dst_family) ||
 	    ((f & (LE_M_SPORT | LE_M_DPORT)) && !p->has_ports) || ((f & LE_M_DSCP) && p->ip == 0))
 		return 0;
-	if (f & (LE_M_SRC | LE_M_DST)) {
-		memset(k, 0, 32);
-		if (f & LE_M_SRC)
-			mask_addr(k->src, p->src, g->src_len);
-		if (f & LE_M_DST)
-			mask_addr(k->dst, p->dst, g->dst_len);
-	}
-	put_scalars(k, f & LE_M_ETHER ? p->ethertype : 0, f & LE_M_VLAN ? p->vlan : 0, f & LE_M_SPORT ? p->sport : 0,
-		    f & LE_M_DPORT ? p->dport : 0, f & LE_M_PROTO ? p->proto : 0, f & LE_M_DSCP ? p->dscp : 0);
+	if (f & LE_M_SRC)
+		addr_words(w, p->src, g->src_len);
+	if (f & LE_M_DST)
+		addr_words(w + 2, p->dst, g->dst_len);
+	w[4] = scalar_word(f & LE_M_ETHER ? p->ethertype : 0, f & LE_M_VLAN ? p->vlan : 0,
+			   f & LE_M_SPORT ? p->sport : 0, f & LE_M_DPORT ? p->dport : 0);
+	w[5] = proto_word(f & LE_M_PROTO ? p->proto : 0, f & LE_M_DSCP ? p->dscp : 0);
 	return 1;
 }
 
-_Static_assert(offsetof(struct le_cs_key, dst) == 16 && offsetof(struct le_cs_key, ethertype) == 32 &&
-		       offsetof(struct le_cs_key, dport) == 38 && offsetof(struct le_cs_key, proto) == 40 &&
-		       offsetof(struct le_cs_key, dscp) == 41 && sizeof(struct le_cs_key) == 48,
-	       "key_words() maps fields to these offsets");
+/* The same from a plain IPv4 frame's fields (class_fast.h): no parse. */
+static int plain4_words(const struct le_cs_group *g, const struct le_plain4 *v, uint64_t *w)
+{
+	const unsigned f = g->fields;
 
-/* The key's 64-bit words a group's fields can set: the others are zero
- * in every key of the group, so hashing them adds nothing. */
+	if ((f & LE_M_VLAN) || ((f & LE_M_SRC) && g->src_family != 4) || ((f & LE_M_DST) && g->dst_family != 4) ||
+	    ((f & (LE_M_SPORT | LE_M_DPORT)) && !v->ports))
+		return 0;
+	if (f & LE_M_SRC) {
+		const uint32_t a = v->src_raw & g->src4_mask;
+		w[0] = w[1] = 0;
+		memcpy(w, &a, 4); /* as addr_words lays the bytes out */
+	}
+	if (f & LE_M_DST) {
+		const uint32_t a = v->dst_raw & g->dst4_mask;
+		w[2] = w[3] = 0;
+		memcpy(w + 2, &a, 4);
+	}
+	w[4] = scalar_word(f & LE_M_ETHER ? 0x0800 : 0, 0, f & LE_M_SPORT ? v->sport : 0, f & LE_M_DPORT ? v->dport : 0);
+	w[5] = proto_word(f & LE_M_PROTO ? v->proto : 0, f & LE_M_DSCP ? v->dscp : 0);
+	return 1;
+}
+
+/* The key words a group's fields can set: the others are zero in every
+ * key of the group, so hashing or comparing them adds nothing. */
 static unsigned key_words(unsigned fields)
 {
 	unsigned w = 0;
 
 	if (fields & LE_M_SRC)
-		w |= 0x3; /* src[16]: words 0-1 */
+		w |= 0x3;
 	if (fields & LE_M_DST)
-		w |= 0xc; /* dst[16]: words 2-3 */
+		w |= 0xc;
 	if (fields & (LE_M_ETHER | LE_M_VLAN | LE_M_SPORT | LE_M_DPORT))
-		w |= 0x10; /* ethertype, vlan, sport, dport */
+		w |= 0x10;
 	if (fields & (LE_M_PROTO | LE_M_DSCP))
-		w |= 0x20; /* proto, dscp */
+		w |= 0x20;
 	return w;
 }
 
-/* Word i of a key (only the words of a group's fields are ever read:
- * frame_key leaves the address words unset when the group has none). */
-static uint64_t key_word(const struct le_cs_key *k, unsigned i)
-{
-	uint64_t x;
-
-	memcpy(&x, (const uint8_t *)k + 8 * i, 8);
-	return x;
-}
-
-static uint64_t hash(const struct le_cs_group *g, const struct le_cs_key *k)
+static uint64_t key_hash(const struct le_cs_group *g, const uint64_t *w)
 {
 	uint64_t h = 0;
 
 	for (unsigned m = g->words; m; m &= m - 1) {
-		h = (h ^ key_word(k, (unsigned)__builtin_ctz(m))) * 0x9e3779b97f4a7c15ULL;
+		h = (h ^ w[__builtin_ctz(m)]) * 0x9e3779b97f4a7c15ULL;
 		h ^= h >> 29;
 	}
 	return h;
 }
 
-/* Keys of one group are equal when the group's words are. */
-static int same_key(const struct le_cs_group *g, const struct le_cs_key *a, const struct le_cs_key *b)
+/* The entry holding key w, or the empty one where it would go, searched
+ * from slot i (its hash). */
+static struct le_cs_entry *probe_from(const struct le_cs_group *g, const uint64_t *w, uint64_t i)
 {
-	for (unsigned m = g->words; m; m &= m - 1) {
-		unsigned i = (unsigned)__builtin_ctz(m);
-		if (key_word(a, i) != key_word(b, i))
-			return 0;
-	}
-	return 1;
-}
-
-/* The entry holding key, or the empty one where it would go. */
-static struct le_cs_entry *probe(const struct le_cs_group *g, const struct le_cs_key *k)
-{
-	uint64_t i = hash(g, k);
-
 	for (;; i++) {
 		struct le_cs_entry *e = &g->table[i & g->mask];
-		if (e->rule == 0 || same_key(g, &e->key, k))
+		unsigned m;
+
+		if (e->rule == 0)
+			return e;
+		for (m = g->words; m && e->key[__builtin_ctz(m)] == w[__builtin_ctz(m)]; m &= m - 1)
+			;
+		if (m == 0)
 			return e;
 	}
+}
+
+static struct le_cs_entry *probe(const struct le_cs_group *g, const uint64_t *w)
+{
+	return probe_from(g, w, key_hash(g, w));
 }
 
 void le_class_set_free(struct le_class_set *s)
@@ -196,6 +223,8 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 			ng->dst_len = m->dst.len;
 			ng->first = i;
 			ng->words = key_words(m->fields);
+			ng->src4_mask = v4_mask(m->src.len);
+			ng->dst4_mask = v4_mask(m->dst.len);
 		}
 		size[g]++;
 	}
@@ -210,7 +239,7 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 	}
 	/* In rule order, so a key given twice keeps its first (lowest) rule. */
 	for (unsigned i = 0; i < n; i++) {
-		struct le_cs_key k;
+		uint64_t w[LE_CS_WORDS];
 		struct le_cs_entry *e;
 		unsigned g;
 
@@ -218,10 +247,10 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 			continue;
 		for (g = 0; !same_shape(&s->group[g], &s->rules[i]); g++)
 			;
-		rule_key(&s->rules[i], &k);
-		e = probe(&s->group[g], &k);
+		rule_words(&s->rules[i], w);
+		e = probe(&s->group[g], w);
 		if (e->rule == 0) {
-			e->key = k;
+			memcpy(e->key, w, sizeof(w));
 			e->rule = i + 1;
 		}
 	}
@@ -252,8 +281,8 @@ unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *
 		return le_class_set_scan(s->rules, s->nrules, p);
 	if (s->ngroups == 1 && s->nscan == 0) {
 		/* One shape (a per-flow set): its probe is the answer. */
-		struct le_cs_key k;
-		return frame_key(&s->group[0], p, &k) ? probe(&s->group[0], &k)->rule : 0;
+		uint64_t w[LE_CS_WORDS];
+		return frame_words(&s->group[0], p, w) ? probe(&s->group[0], w)->rule : 0;
 	}
 	/* Groups and one-by-one rules in order of their lowest rule, until
 	 * none can beat the best match so far. */
@@ -268,9 +297,9 @@ unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *
 				best = s_first;
 			si++;
 		} else {
-			struct le_cs_key k;
-			if (frame_key(&s->group[gi], p, &k)) {
-				const struct le_cs_entry *e = probe(&s->group[gi], &k);
+			uint64_t w[LE_CS_WORDS];
+			if (frame_words(&s->group[gi], p, w)) {
+				const struct le_cs_entry *e = probe(&s->group[gi], w);
 				if (e->rule != 0 && e->rule - 1 < best)
 					best = e->rule - 1;
 			}
@@ -280,10 +309,71 @@ unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *
 	return best == UINT32_MAX ? 0 : best + 1;
 }
 
+/* A set of hashed groups only (per-flow rules) on a plain IPv4 frame:
+ * each group's key straight from the frame's fields. */
+static unsigned lookup_plain4(const struct le_class_set *s, const struct le_plain4 *v)
+{
+	uint32_t best = UINT32_MAX;
+
+	for (unsigned gi = 0; gi < s->ngroups && s->group[gi].first < best; gi++) {
+		uint64_t w[LE_CS_WORDS];
+		if (plain4_words(&s->group[gi], v, w)) {
+			const struct le_cs_entry *e = probe(&s->group[gi], w);
+			if (e->rule != 0 && e->rule - 1 < best)
+				best = e->rule - 1;
+		}
+	}
+	return best == UINT32_MAX ? 0 : best + 1;
+}
+
 unsigned le_class_set_classify_parsed(const struct le_class_set *s, const uint8_t *b, uint32_t len, int depth)
 {
 	struct le_pkt pkt;
 
+	if (s->compiled && s->nscan == 0 && le_plain4_shape(b, len)) {
+		struct le_plain4 v;
+		le_plain4_read(b, len, &v);
+		return lookup_plain4(s, &v);
+	}
+
 	le_pkt_parse_fast(b, b ? len : 0, depth, &pkt);
 	return le_class_set_lookup(s, &pkt);
+}
+
+void le_class_set_classify_burst(const struct le_class_set *s, const uint8_t *const *b, const uint32_t *len,
+				 unsigned n, int depth, unsigned *cls)
+{
+	/* One hashed group and nothing else (a per-flow set) with more rules
+	 * than the fast set takes: the plain IPv4 frames are keyed and hashed
+	 * first and their table slots prefetched, then searched. Frame by
+	 * frame, each frame's hash (a chain of multiplies) and slot load
+	 * (often out of L1 by then) waited on each other; here they overlap
+	 * across the burst. */
+	if (s->fast.n == 0 && s->compiled && s->nscan == 0 && s->ngroups == 1 && n <= LE_CS_BURST) {
+		const struct le_cs_group *g = &s->group[0];
+		uint64_t w[LE_CS_BURST][LE_CS_WORDS], h[LE_CS_BURST];
+		uint8_t how[LE_CS_BURST]; /* 0: no match, 1: keyed, 2: parse it */
+
+		for (unsigned i = 0; i < n; i++) {
+			struct le_plain4 v;
+
+			if (!le_plain4_shape(b[i], len[i])) {
+				how[i] = 2;
+				continue;
+			}
+			le_plain4_read(b[i], len[i], &v);
+			how[i] = (uint8_t)plain4_words(g, &v, w[i]);
+			if (how[i]) {
+				h[i] = key_hash(g, w[i]);
+				__builtin_prefetch(&g->table[h[i] & g->mask]);
+			}
+		}
+		for (unsigned i = 0; i < n; i++)
+			cls[i] = how[i] == 1   ? probe_from(g, w[i], h[i])->rule
+				 : how[i] == 0 ? 0
+					       : le_class_set_classify_parsed(s, b[i], len[i], depth);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		cls[i] = le_class_set_classify(s, b[i], len[i], depth);
 }

@@ -24,16 +24,14 @@
 #include "classify.h"
 #include "pkt.h"
 
-/* The fields of a frame a group compares, laid out for hashing. */
-struct le_cs_key {
-	uint8_t src[16], dst[16];
-	uint16_t ethertype, vlan, sport, dport;
-	uint8_t proto, dscp;
-	uint8_t pad[6];
-};
+/* A group's key: the values of its fields as six 64-bit words, 0-1 the
+ * source address (masked to the group's prefix), 2-3 the destination, 4
+ * ethertype | vlan << 16 | sport << 32 | dport << 48, 5 proto | dscp << 8;
+ * the fields the group does not test are zero. */
+#define LE_CS_WORDS 6
 
 struct le_cs_entry {
-	struct le_cs_key key;
+	uint64_t key[LE_CS_WORDS];
 	uint32_t rule; /* rule index + 1; 0 = empty */
 };
 
@@ -43,9 +41,10 @@ struct le_cs_group {
 	uint8_t src_len, dst_len; /* prefix lengths in bits */
 	uint32_t first;           /* lowest rule index in the group */
 	uint32_t mask;            /* table size - 1 */
-	unsigned words;           /* bit i: the key's 64-bit word i can be
-				   * non-zero (the only words hashed and
-				   * compared) */
+	unsigned words;           /* bit i: the key's word i can be non-zero
+				   * (the only words hashed and compared) */
+	uint32_t src4_mask, dst4_mask; /* IPv4 prefixes: the mask's bytes as
+					* they lie in the frame */
 	struct le_cs_entry *table;
 };
 
@@ -69,6 +68,13 @@ unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *
  * (pkt.h): le_class_set_lookup of what le_pkt_parse reads, without the
  * parse for the plain shapes when the set is small (class_fast.h). */
 unsigned le_class_set_classify_parsed(const struct le_class_set *s, const uint8_t *b, uint32_t len, int depth);
+/* `depth` must reach every rule's fields (le_match_depth), as a path's
+ * does: the plain shapes are read in full. */
+/* le_class_set_classify for n <= LE_CS_BURST frames at once, the class of
+ * frame i into cls[i] (a large per-flow set overlaps the frames' lookups). */
+#define LE_CS_BURST 64
+void le_class_set_classify_burst(const struct le_class_set *s, const uint8_t *const *b, const uint32_t *len,
+				 unsigned n, int depth, unsigned *cls);
 static inline unsigned le_class_set_classify(const struct le_class_set *s, const uint8_t *b, uint32_t len,
 					     int depth)
 {

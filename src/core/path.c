@@ -564,9 +564,15 @@ void le_path_enqueue_burst(struct le_path *p, void *const *handles, const uint32
 	 * link still gets its own frames in arrival order, and links do not
 	 * share state. Punted frames go one by one, in order. */
 	while (n > 0) {
-		unsigned cls[64], c = n < 64 ? n : 64;
-		for (unsigned i = 0; i < c; i++)
-			cls[i] = le_path_classify(p, handles[i], lens[i]);
+		unsigned cls[LE_CS_BURST], c = n < LE_CS_BURST ? n : LE_CS_BURST;
+		const uint8_t *bytes[LE_CS_BURST];
+		uint32_t blen[LE_CS_BURST];
+		for (unsigned i = 0; i < c; i++) {
+			uint32_t got = 0;
+			bytes[i] = p->ops.bytes(p->ops.ctx, handles[i], &got);
+			blen[i] = got < lens[i] ? got : lens[i];
+		}
+		le_class_set_classify_burst(&p->rules, bytes, blen, c, p->depth, cls);
 		for (unsigned i = 0, j; i < c; i = j) {
 			unsigned k = cls[i];
 			for (j = i + 1; j < c && cls[j] == k; j++)

@@ -19,11 +19,11 @@ static uint64_t rnd(uint64_t *x)
 static const char *const v4[] = { "198.18.0.0/15", "198.18.0.0/16", "198.18.1.0/24", "198.18.1.7",
 				   "198.19.0.0/16", "198.19.2.3", "0.0.0.0/0", "198.18.1.6/31" };
 static const char *const v6[] = { "2001:db8::/32", "2001:db8::1", "2001:db8:1::/48", "::/0" };
-static const char *const ports[] = { "80", "443", "5000", "5001", "5000-5003", "0-1023", "5002" };
+static const char *const ports[] = { "80", "443", "5000", "5001", "5000-5003", "0-1023", "5002", "0" };
 static const char *const protos[] = { "tcp", "udp", "icmp", "6", "17" };
 static const char *const ethers[] = { "ipv4", "ipv6", "arp" };
 static const char *const dscps[] = { "0", "ef", "af11", "cs1" };
-static const char *const vlans[] = { "1", "2", "3" };
+static const char *const vlans[] = { "1", "2", "3", "0" };
 
 /* A random rule of 1 .. 4 filter words; -1 when the grammar refuses the
  * combination (e.g. an IPv6 prefix with ether ipv4). */
@@ -174,16 +174,23 @@ static uint32_t random_bytes(uint64_t *x, uint8_t *b)
 }
 
 /* le_class_set_classify, which reads the plain shapes itself when the set
- * is small, against le_pkt_parse and the linear scan, on byte frames. */
+ * is small, against le_pkt_parse and the linear scan, on byte frames; and
+ * le_class_set_classify_burst on the same frames in bursts. */
+#define FRAMES_PER_SET 500
 static void bytes_against_scan(void)
 {
-	static struct le_match rules[16];
-	const struct le_match *ptr[16];
+	static struct le_match rules[24];
+	const struct le_match *ptr[24];
 	uint64_t x = 29;
-	unsigned bad = 0, bad_parse = 0, fast = 0, matched = 0, frames = 0, compiled = 0;
+	static uint8_t fb[FRAMES_PER_SET][64];
+	static uint32_t flen[FRAMES_PER_SET];
+	static unsigned fwant[FRAMES_PER_SET];
+	unsigned bad = 0, bad_burst = 0, bad_parse = 0, fast = 0, keyed = 0, matched = 0, frames = 0, compiled = 0;
 
 	for (unsigned set = 0; set < 2000; set++) {
-		unsigned n = 1 + (unsigned)(rnd(&x) % 12), k = 0, tries = 0;
+		/* one-shape sets up to 24 rules: past LE_CLASS_FAST_MAX they
+		 * are hashed, and plain frames are keyed from their bytes */
+		unsigned n = 1 + (unsigned)(rnd(&x) % (set % 3 == 0 ? 24 : 12)), k = 0, tries = 0;
 		int depth = LE_PKT_L2;
 		struct le_class_set s;
 		/* every third set: one shape (the same words, other values), so
@@ -201,9 +208,9 @@ static void bytes_against_scan(void)
 		}
 		CHECK(le_class_set_build(&s, ptr, n) == 0);
 		compiled += s.compiled;
-		for (unsigned f = 0; f < 500; f++, frames++) {
-			uint8_t b[64];
-			uint32_t len = random_bytes(&x, b);
+		for (unsigned f = 0; f < FRAMES_PER_SET; f++, frames++) {
+			uint8_t *b = fb[f];
+			uint32_t len = flen[f] = random_bytes(&x, b);
 			struct le_pkt p;
 			unsigned got = le_class_set_classify(&s, b, len, depth), want;
 
@@ -220,14 +227,33 @@ static void bytes_against_scan(void)
 			if (got != want && bad++ < 5)
 				fprintf(stderr, "set %u frame %u (len %u): class %u, the scan says %u\n", set, f, len, got,
 					want);
+			fwant[f] = want;
 			fast += le_class_fast_lookup(&s.fast, b, len) >= 0;
+			keyed += s.fast.n == 0 && s.compiled && s.nscan == 0 && le_plain4_shape(b, len);
 			matched += want != 0;
+		}
+		/* the same frames in bursts of 1 .. LE_CS_BURST */
+		for (unsigned f = 0, c; f < FRAMES_PER_SET; f += c) {
+			const uint8_t *bp[LE_CS_BURST];
+			unsigned cls[LE_CS_BURST];
+			c = 1 + (unsigned)(rnd(&x) % LE_CS_BURST);
+			if (c > FRAMES_PER_SET - f)
+				c = FRAMES_PER_SET - f;
+			for (unsigned i = 0; i < c; i++)
+				bp[i] = fb[f + i];
+			le_class_set_classify_burst(&s, bp, flen + f, c, depth, cls);
+			for (unsigned i = 0; i < c; i++)
+				if (cls[i] != fwant[f + i] && bad_burst++ < 5)
+					fprintf(stderr, "set %u frame %u in a burst of %u: class %u, the scan says %u\n", set,
+						f + i, c, cls[i], fwant[f + i]);
 		}
 		le_class_set_free(&s);
 	}
 	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(bad_burst, 0);
 	CHECK_EQ_U64(bad_parse, 0);
 	CHECK(compiled > 100, "%u sets compiled", compiled);
+	CHECK(keyed > frames / 50, "%u of %u frames keyed from their bytes", keyed, frames);
 	/* both paths and both outcomes are exercised */
 	CHECK(fast > frames / 4 && fast < frames, "%u of %u frames read without a parse", fast, frames);
 	CHECK(matched > frames / 20 && matched < frames, "%u of %u frames matched", matched, frames);

@@ -128,7 +128,7 @@ static inline int le_class_fast_lookup(const struct le_class_fast *f, const uint
 		return -1;
 	type = le_fast_be16(b + 12);
 	if (type == 0x0800)
-		return le_plain4_shape(b, len) ? (int)le_class_fast_ipv4(f, b, len) : -1;
+		return len >= 34 && b[14] == 0x45 ? (int)le_class_fast_ipv4(f, b, len) : -1; /* le_plain4_shape */
 	if (type == 0x86dd || type == 0x8100 || type == 0x88a8)
 		return -1;
 	/* Not IP: the frame has an ethertype and nothing else to test. */

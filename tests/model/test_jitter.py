@@ -51,6 +51,19 @@ CASES = {
 }
 
 
+def _assert_sd(s: float, model_sd: float, path_sd: float, tol: float) -> None:
+    """The one-way delays' sd s against the model's: the path adds its own
+    noise, independent of the draws, so s is at least the model's sd and at
+    most sqrt(model^2 + path^2), with path the baseline's sd (fixture
+    path_owd), each bound widened by the sampling tolerance. The path's
+    noise is not the same from one second to the next: a baseline that
+    caught the VM's stalls (sd 0.62 ms, p99 2 ms, seen) is an upper bound
+    of it, not a value to expect."""
+    hi = math.sqrt(model_sd ** 2 + path_sd ** 2)
+    assert model_sd - tol <= s <= hi + tol, (
+        f"sd of OWD {s:.3f} ms, want {model_sd:.3f} .. {hi:.3f} (the path's {path_sd:.3f} added) +- {tol:.3f}")
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_jitter_distribution(bed, run_link, path_owd, case):
     words, table_file = CASES[case]
@@ -102,7 +115,7 @@ def test_jitter_distribution(bed, run_link, path_owd, case):
           f"(want {want_s:.3f} +- {tol_s:.3f}), KS {ks:.4f} (< {ks_crit:.4f}), lag-1 {r1:.3f}, "
           f"reordered {r.reordered}")
     assert abs(m - want_m) <= tol_m, f"mean OWD {m:.3f} ms, want {want_m:.3f} +- {tol_m:.3f}"
-    assert abs(s - want_s) <= tol_s, f"sd of OWD {s:.3f} ms, want {want_s:.3f} +- {tol_s:.3f}"
+    _assert_sd(s, exp_sd, path_owd["sd"], tol_s)
     assert ks <= ks_crit, f"KS distance {ks:.4f} > {ks_crit:.4f}: not the {case} distribution"
     assert abs(r1) <= 4 / math.sqrt(N), f"lag-1 autocorrelation {r1:.3f} of uncorrelated jitter"
     # Netem's mode lets frames overtake: at 1500 frames/s (0.67 ms apart)
@@ -138,7 +151,7 @@ def test_jitter_correlation(bed, run_link, path_owd):
     tol_r = 4 * math.sqrt((1 - rho ** 2) / N) + 0.01
     print(f"correlated jitter: mean {m:.3f} ms, sd {s:.3f} (want {want_s:.3f}), lag-1 {r1:.3f}")
     assert abs(m - (D_MS + path_owd["mean"] + err_ms)) <= tol_m, m
-    assert abs(s - want_s) <= tol_s, f"sd {s:.3f} ms, want {want_s:.3f} +- {tol_s:.3f}"
+    _assert_sd(s, exp_sd, path_owd["sd"], tol_s)
     assert abs(r1 - rho) <= tol_r, f"lag-1 autocorrelation {r1:.3f}, want {rho} +- {tol_r:.3f}"
 
 

@@ -14,7 +14,12 @@
  * index and skipped once a lower-numbered match is found.
  *
  * Few rules, or as many shapes as rules, are cheaper scanned: the set
- * then keeps the plain scan (`compiled` 0). */
+ * then keeps the plain scan (`compiled` 0).
+ *
+ * Frames of the two plain shapes (IPv4 with a 20-byte header and no VLAN
+ * tag; not IP) skip the parse: a set of up to LE_CLASS_FAST_MAX rules is
+ * also compiled to masks and ranges tested on their bytes (class_fast.h),
+ * and a larger set of hashed groups builds their keys from the bytes. */
 #ifndef LE_CLASS_SET_H
 #define LE_CLASS_SET_H
 
@@ -64,17 +69,13 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 void le_class_set_free(struct le_class_set *s);
 /* 1 + the index of the first rule the frame matches, 0 when none. */
 unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *p);
-/* The class of a frame from its first len bytes, read to `depth`
- * (pkt.h): le_class_set_lookup of what le_pkt_parse reads, without the
- * parse for the plain shapes when the set is small (class_fast.h). */
+/* The class of a frame from its first len bytes (1 + the index of the
+ * first rule it matches, 0 when none): le_class_set_lookup of what
+ * le_pkt_parse reads to `depth`, which must reach every rule's fields
+ * (le_match_depth), as a path's does. The plain shapes are read straight
+ * from the bytes (class_fast.h); le_class_set_classify_parsed does the
+ * rest. */
 unsigned le_class_set_classify_parsed(const struct le_class_set *s, const uint8_t *b, uint32_t len, int depth);
-/* `depth` must reach every rule's fields (le_match_depth), as a path's
- * does: the plain shapes are read in full. */
-/* le_class_set_classify for n <= LE_CS_BURST frames at once, the class of
- * frame i into cls[i] (a large per-flow set overlaps the frames' lookups). */
-#define LE_CS_BURST 64
-void le_class_set_classify_burst(const struct le_class_set *s, const uint8_t *const *b, const uint32_t *len,
-				 unsigned n, int depth, unsigned *cls);
 static inline unsigned le_class_set_classify(const struct le_class_set *s, const uint8_t *b, uint32_t len,
 					     int depth)
 {
@@ -82,6 +83,11 @@ static inline unsigned le_class_set_classify(const struct le_class_set *s, const
 
 	return k >= 0 ? (unsigned)k : le_class_set_classify_parsed(s, b, len, depth);
 }
+/* The same for n <= LE_CS_BURST frames at once, the class of frame i into
+ * cls[i]: a large per-flow set overlaps the frames' lookups. */
+#define LE_CS_BURST 64
+void le_class_set_classify_burst(const struct le_class_set *s, const uint8_t *const *b, const uint32_t *len,
+				 unsigned n, int depth, unsigned *cls);
 /* The same by a linear scan: the reference the tests compare with. */
 unsigned le_class_set_scan(const struct le_match *rules, unsigned n, const struct le_pkt *p);
 

@@ -32,7 +32,8 @@ def test_refuses_what_it_cannot_measure(args, named):
 
 sys.path.insert(0, str(FORWARDING.parent))
 import udp4_pcap  # noqa: E402
-from children import eal_prefix, running  # noqa: E402
+from children import eal_prefix, running, wait_ready  # noqa: E402
+from forwarding import eal_pcap  # noqa: E402
 
 LINKEMUD = FORWARDING.parents[1] / "build" / "src" / "dataplane" / "linkemud"
 
@@ -60,15 +61,11 @@ def test_linkemud_classifies_the_udp4_frames(tmp_path):
     udp4_pcap.write(str(pcap))
     stats = tmp_path / "stats.json"
     prefix = eal_prefix("leu4")
-    eal = ["--no-pci", "--in-memory", *(f"--vdev=net_pcap{i},rx_pcap={pcap},infinite_rx=1" for i in (0, 1))]
     link = "delay 1ms limit 100000 ; class u match proto udp dport 5000-5063 : delay 100us limit 100000"
-    cmd = [str(LINKEMUD), "-l", "1", *eal, "--file-prefix", prefix, "--", "--a2b", link, "--b2a", link,
-           "--stats-file", str(stats)]
+    cmd = [str(LINKEMUD), "-l", "1", *eal_pcap(pcap), "--file-prefix", prefix, "--", "--a2b", link, "--b2a",
+           link, "--stats-file", str(stats)]
     with running(cmd, prefix, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
-        deadline = time.monotonic() + 30
-        for line in p.stdout:
-            if "ready" in line or time.monotonic() > deadline:
-                break
+        wait_ready(p)
         time.sleep(1)
         p.send_signal(signal.SIGINT)
         p.communicate(timeout=30)

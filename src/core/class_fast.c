@@ -12,7 +12,7 @@ static void v4_prefix(const struct le_prefix *p, uint32_t *val, uint32_t *mask, 
 		return;
 	}
 	*mask = p->len == 0 ? 0 : ~0u << (32 - p->len);
-	*val = le_fast_be32(p->addr) & *mask;
+	*val = le_pkt_be32(p->addr) & *mask;
 }
 
 static void range(const struct le_port_range *r, uint16_t *lo, uint16_t *span)

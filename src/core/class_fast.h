@@ -15,7 +15,6 @@
 #define LE_CLASS_FAST_H
 
 #include <stdint.h>
-#include <string.h>
 
 #include "classify.h"
 #include "pkt.h"
@@ -45,49 +44,9 @@ struct le_class_fast {
 /* Compiles rules[0 .. n) when n <= LE_CLASS_FAST_MAX; else f->n = 0. */
 void le_class_fast_build(struct le_class_fast *f, const struct le_match *rules, unsigned n);
 
-static inline uint16_t le_fast_be16(const uint8_t *b)
-{
-	return (uint16_t)(b[0] << 8 | b[1]);
-}
-
-static inline uint32_t le_fast_be32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
 static inline int le_fast_in(uint16_t v, uint16_t lo, uint16_t span)
 {
 	return (uint16_t)(v - lo) <= span;
-}
-
-/* A plain IPv4 frame: IPv4 with a 20-byte header, no VLAN tag. */
-static inline int le_plain4_shape(const uint8_t *b, uint32_t len)
-{
-	return b != NULL && len >= 34 && b[12] == 0x08 && b[13] == 0x00 && b[14] == 0x45;
-}
-
-/* What class rules test in a plain IPv4 frame, as le_pkt_parse reads it
- * (to LE_PKT_L4). */
-struct le_plain4 {
-	uint32_t src, dst;         /* host order */
-	uint32_t src_raw, dst_raw; /* the 4 bytes as they lie in the frame */
-	uint16_t sport, dport;     /* 0 without ports */
-	uint8_t proto, dscp;
-	uint8_t ports;             /* the first fragment of TCP, UDP, DCCP,
-				    * SCTP or UDP-Lite, both ports present */
-};
-
-static inline void le_plain4_read(const uint8_t *b, uint32_t len, struct le_plain4 *v)
-{
-	v->proto = b[23];
-	v->dscp = b[15] >> 2;
-	v->src = le_fast_be32(b + 26);
-	v->dst = le_fast_be32(b + 30);
-	memcpy(&v->src_raw, b + 26, 4);
-	memcpy(&v->dst_raw, b + 30, 4);
-	v->ports = (le_fast_be16(b + 20) & 0x1fff) == 0 && len >= 38 && le_pkt_has_ports(v->proto);
-	v->sport = v->ports ? le_fast_be16(b + 34) : 0;
-	v->dport = v->ports ? le_fast_be16(b + 36) : 0;
 }
 
 /* A plain IPv4 frame against the compiled rules. */
@@ -96,21 +55,17 @@ static inline unsigned le_class_fast_ipv4(const struct le_class_fast *f, const u
 	struct le_plain4 v;
 
 	le_plain4_read(b, len, &v);
-	const uint8_t proto = v.proto, dscp = v.dscp;
-	const uint32_t src = v.src, dst = v.dst;
-	const int ports = v.ports;
-	const uint16_t sp = v.sport, dp = v.dport;
-
 	for (unsigned k = 0; k < f->n; k++) {
 		const struct le_fast_rule *r = &f->r[k];
 
-		if (!r->on_ipv4 || (((proto ^ r->proto) & r->proto_mask) | ((dscp ^ r->dscp) & r->dscp_mask)) ||
-		    (((src ^ r->src) & r->src_mask) | ((dst ^ r->dst) & r->dst_mask)))
+		if (!r->on_ipv4 || (((v.proto ^ r->proto) & r->proto_mask) | ((v.dscp ^ r->dscp) & r->dscp_mask)) ||
+		    (((v.src ^ r->src) & r->src_mask) | ((v.dst ^ r->dst) & r->dst_mask)))
 			continue;
 		if (r->needs_ports &&
-		    (!ports || !le_fast_in(sp, r->sport_lo, r->sport_span) || !le_fast_in(dp, r->dport_lo, r->dport_span) ||
-		     (r->either_port && !le_fast_in(sp, r->port_lo, r->port_span) &&
-		      !le_fast_in(dp, r->port_lo, r->port_span))))
+		    (!v.ports || !le_fast_in(v.sport, r->sport_lo, r->sport_span) ||
+		     !le_fast_in(v.dport, r->dport_lo, r->dport_span) ||
+		     (r->either_port && !le_fast_in(v.sport, r->port_lo, r->port_span) &&
+		      !le_fast_in(v.dport, r->port_lo, r->port_span))))
 			continue;
 		return k + 1;
 	}
@@ -126,7 +81,7 @@ static inline int le_class_fast_lookup(const struct le_class_fast *f, const uint
 
 	if (f->n == 0 || b == NULL || len < 14)
 		return -1;
-	type = le_fast_be16(b + 12);
+	type = le_pkt_be16(b + 12);
 	if (type == 0x0800)
 		return len >= 34 && b[14] == 0x45 ? (int)le_class_fast_ipv4(f, b, len) : -1; /* le_plain4_shape */
 	if (type == 0x86dd || type == 0x8100 || type == 0x88a8)

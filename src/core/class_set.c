@@ -28,19 +28,6 @@ static int same_shape(const struct le_cs_group *g, const struct le_match *m)
 	       (!(m->fields & LE_M_DST) || (g->dst_family == m->dst.family && g->dst_len == m->dst.len));
 }
 
-/* An IPv4 prefix length as a mask over the address's 4 bytes as they lie
- * in memory (so it masks bytes read straight from a frame). */
-static uint32_t v4_mask(unsigned len)
-{
-	uint8_t m[4] = { 0 };
-	uint32_t x;
-
-	for (unsigned i = 0; i < 4; i++)
-		m[i] = len >= 8 * (i + 1) ? 0xff : len > 8 * i ? (uint8_t)(0xff << (8 - (len - 8 * i))) : 0;
-	memcpy(&x, m, 4);
-	return x;
-}
-
 /* The first `len` bits of an address, the rest zero (dst is zero). */
 static void mask_addr(uint8_t *dst, const uint8_t *src, unsigned len)
 {
@@ -49,6 +36,19 @@ static void mask_addr(uint8_t *dst, const uint8_t *src, unsigned len)
 	memcpy(dst, src, full);
 	if (rest)
 		dst[full] = src[full] & (uint8_t)(0xff << (8 - rest));
+}
+
+/* An IPv4 prefix length as a mask over the address's 4 bytes as they lie
+ * in memory (so it masks bytes read straight from a frame). */
+static uint32_t v4_mask(unsigned len)
+{
+	static const uint8_t ones[4] = { 0xff, 0xff, 0xff, 0xff };
+	uint8_t m[4] = { 0 };
+	uint32_t x;
+
+	mask_addr(m, ones, len < 32 ? len : 32);
+	memcpy(&x, m, 4);
+	return x;
 }
 
 /* Keys are built as 64-bit words in registers and stored whole: a word

@@ -3,11 +3,6 @@
 
 #include <string.h>
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 {
 	uint32_t off = 12, l4 = 0;
@@ -17,16 +12,16 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 	memset(out, 0, sizeof(*out));
 	if (b == NULL || len < 14)
 		return 0;
-	type = be16(b + off);
+	type = le_pkt_be16(b + off);
 	while ((type == 0x8100 || type == 0x88a8) && tags < 2) {
 		if (len < off + 6)
 			return 0;
 		if (tags == 0) {
 			out->has_vlan = 1;
-			out->vlan = be16(b + off + 2) & 0x0fff;
+			out->vlan = le_pkt_be16(b + off + 2) & 0x0fff;
 		}
 		off += 4;
-		type = be16(b + off);
+		type = le_pkt_be16(b + off);
 		tags++;
 	}
 	off += 2;
@@ -47,7 +42,7 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 		out->has_proto = 1;
 		out->proto = b[off + 9];
 		/* Only the first fragment (offset 0) carries the L4 header. */
-		first_fragment = (be16(b + off + 6) & 0x1fff) == 0;
+		first_fragment = (le_pkt_be16(b + off + 6) & 0x1fff) == 0;
 		l4 = off + ihl;
 		if (len < l4)
 			return 0;
@@ -73,7 +68,7 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 			if (len < l4 + 8)
 				return 0; /* next header unknown: no protocol */
 			if (nh == 44) {
-				if ((be16(b + l4 + 2) & 0xfff8) != 0)
+				if ((le_pkt_be16(b + l4 + 2) & 0xfff8) != 0)
 					first_fragment = 0;
 				nh = b[l4];
 				l4 += 8;
@@ -93,7 +88,7 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 	if (depth < LE_PKT_L4 || !first_fragment || !le_pkt_has_ports(out->proto) || len < l4 + 4)
 		return 0;
 	out->has_ports = 1;
-	out->sport = be16(b + l4);
-	out->dport = be16(b + l4 + 2);
+	out->sport = le_pkt_be16(b + l4);
+	out->dport = le_pkt_be16(b + l4 + 2);
 	return 0;
 }

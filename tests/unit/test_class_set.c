@@ -287,10 +287,39 @@ static void one_shape(void)
 	le_class_set_free(&s);
 }
 
+/* A per-flow set of /32 sources past the fast set's size: plain IPv4
+ * frames are keyed from their bytes with the whole address masked in, so
+ * a neighbour differing in the last bit matches nothing. */
+static void host_prefixes_from_bytes(void)
+{
+	static struct le_match rules[9];
+	const struct le_match *ptr[9];
+	struct le_class_set s;
+	uint8_t b[64] = { [12] = 0x08, [13] = 0x00, [14] = 0x45, [23] = 17, [26] = 198, [27] = 18, [28] = 1 };
+
+	for (unsigned k = 0; k < 9; k++) {
+		char addr[32];
+		const char *w[] = { "src", addr };
+		snprintf(addr, sizeof(addr), "198.18.1.%u", 2 * k + 1);
+		CHECK(le_match_parse_words(2, w, &rules[k], NULL, 0) == 0);
+		ptr[k] = &rules[k];
+	}
+	CHECK(le_class_set_build(&s, ptr, 9) == 0);
+	CHECK(s.compiled && s.ngroups == 1 && s.nscan == 0 && s.fast.n == 0);
+	for (unsigned k = 0; k < 9; k++) {
+		b[29] = (uint8_t)(2 * k + 1);
+		CHECK_EQ_U64(le_class_set_classify(&s, b, 64, LE_PKT_L3), k + 1);
+		b[29] = (uint8_t)(2 * k);
+		CHECK_EQ_U64(le_class_set_classify(&s, b, 64, LE_PKT_L3), 0);
+	}
+	le_class_set_free(&s);
+}
+
 int main(void)
 {
 	one_shape();
 	random_against_scan();
 	bytes_against_scan();
+	host_prefixes_from_bytes();
 	return mt_summary();
 }

@@ -60,6 +60,39 @@ void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n)
 	h->max = v > h->max ? v : h->max;
 }
 
+void le_hist_record_lateness(struct le_hist *h, uint64_t now, const uint64_t *deadline, unsigned n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned __int128 sum = 0; /* exact: n values below 2^64 each */
+
+	for (unsigned i = 0, j; i < n; i = j) {
+		const uint64_t d = deadline[i];
+		uint64_t v, k;
+		unsigned idx;
+
+		for (j = i + 1; j < n && deadline[j] == d; j++)
+			;
+		v = now >= d ? now - d : 0;
+		k = j - i;
+		if (v >> LE_HIST_MAX_BITS) {
+			h->overflow += k;
+			idx = LE_HIST_BUCKETS - 1;
+		} else {
+			idx = le_hist_index(v);
+		}
+		h->bucket[idx] += k;
+		sum += (unsigned __int128)v * k;
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	if (n == 0)
+		return;
+	h->count += n;
+	h->sum += (double)sum;
+	h->min = lo < h->min ? lo : h->min;
+	h->max = hi > h->max ? hi : h->max;
+}
+
 void le_hist_record(struct le_hist *h, uint64_t v)
 {
 	le_hist_record_n(h, v, 1);

@@ -32,6 +32,12 @@ void le_hist_init(struct le_hist *h);
 void le_hist_record(struct le_hist *h, uint64_t v);
 /* n values v at once (n >= 1): the same as n calls of le_hist_record. */
 void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n);
+/* For each of the n deadlines, the time `now` is past it (0 when it is
+ * not): what a sender records as the emulation error of n frames sent
+ * at once. The same as le_hist_record_n per run of equal deadlines, in
+ * one call: frames with jitter each have their own deadline, and a call
+ * per frame cost the data plane ~37 instructions a frame. */
+void le_hist_record_lateness(struct le_hist *h, uint64_t now, const uint64_t *deadline, unsigned n);
 /* dst += src */
 void le_hist_merge(struct le_hist *dst, const struct le_hist *src);
 /* Value at quantile q in [0, 1]: the upper edge of the bucket holding the

@@ -283,7 +283,39 @@ static void sort_front(struct le_timing_wheel *w)
 	}
 }
 
-enum { KEYED_CHUNKS = 32, KEYED_MAX = KEYED_CHUNKS * LE_WHEEL_CHUNK, KEY_INSERTION_MAX = 64, KEY_RANK_MAX = 16 };
+enum { KEYED_CHUNKS = 32, KEYED_MAX = KEYED_CHUNKS * LE_WHEEL_CHUNK, KEY_INSERTION_MAX = 64, KEY_RANK_MAX = 64 };
+
+/* Rank keys are 31 bits: the deadline's low `shift` bits above the
+ * frame's 8-bit position in its bucket (< KEYED_MAX), so a bucket up to
+ * 2^RANK_SHIFT_MAX ns wide (spans up to 2^41 ns, 36 minutes). */
+enum { RANK_SHIFT_MAX = 23 };
+_Static_assert(KEYED_MAX <= 256, "a frame's position in its bucket takes 8 bits of a rank key");
+
+/* Four keys compared at once: SSE2 on x86-64 (every x86-64 has it), NEON
+ * on arm64, plain code elsewhere; GCC and clang lower the vector type. */
+typedef int32_t rank_vec __attribute__((vector_size(16)));
+
+/* rank[i] = how many of the n distinct keys are below key[i], i < n:
+ * where key[i] goes in sorted order. Four ranks per pass over the keys,
+ * without a branch on the keys: an insertion sort of random keys
+ * mispredicts about once per frame, which perf showed as most of
+ * keyed_fill's time, and counting one rank at a time cost ~30
+ * instructions a frame at the ~6 frames a 1 us bucket holds. key[] is
+ * read up to the next multiple of 4 (the caller's array has room). */
+static void rank_keys(const int32_t *key, uint32_t n, uint32_t *rank)
+{
+	for (uint32_t i = 0; i < n; i += 4) {
+		rank_vec mine, below = { 0, 0, 0, 0 };
+
+		memcpy(&mine, key + i, sizeof(mine));
+		for (uint32_t j = 0; j < n; j++) {
+			rank_vec other = { key[j], key[j], key[j], key[j] };
+			below += other < mine; /* -1 in each lane where key[j] is below */
+		}
+		for (uint32_t l = 0; l < 4; l++)
+			rank[i + l] = (uint32_t)-below[l];
+	}
+}
 
 static int cmp_key(const void *a, const void *b)
 {
@@ -292,69 +324,105 @@ static int cmp_key(const void *a, const void *b)
 	return x < y ? -1 : 1; /* keys are unique */
 }
 
-/* A bucket of at most KEYED_MAX frames into the front, sorted. Its frames
- * are all of one slot (see place: a bucket takes slots in (front, front +
- * 2^order), one per bucket), so their deadlines differ only in the low
- * `shift` bits, and they are in the bucket in insertion order (frames
- * moving in from the overflow heap, in (deadline, insertion) order, come
- * before any frame pushed straight into the slot, which arrives later).
- * So (low bits of the deadline, position in the bucket), one 64-bit key,
- * orders them as (deadline, insertion number) does: the keys are sorted,
- * 8 bytes each, then each entry is copied once to its place. Already in
- * order (a bucket of in-order frames), the chunks are copied as they are.
- * chunks[] are the bucket's chunks, all full but the last. */
-static void keyed_fill(struct le_timing_wheel *w, const uint32_t *chunks, uint32_t nch)
+/* A bucket's frames are all of one slot (see place: a bucket takes slots
+ * in (front, front + 2^order), one per bucket), so their deadlines differ
+ * only in the low `shift` bits, and they are in the bucket in insertion
+ * order (frames moving in from the overflow heap, in (deadline,
+ * insertion) order, come before any frame pushed straight into the slot,
+ * which arrives later). So (low bits of the deadline, position in the
+ * bucket), one key, orders them as (deadline, insertion number) does:
+ * the keys are sorted or ranked, then each entry is copied once to its
+ * place in the front. Already in order (a bucket of in-order frames),
+ * the chunks are copied as they are. chunks[] are the bucket's chunks,
+ * all full but the last; n is the frames they hold. */
+
+/* The bucket's chunks copied to the front as they are. */
+static void copy_chunks(struct le_timing_wheel *w, const uint32_t *chunks, uint32_t nch)
 {
-	const uint64_t low = (1ULL << w->shift) - 1;
-	uint64_t key[KEYED_MAX], prev = 0;
-	uint32_t n = 0, sorted = 1;
+	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < nch; i++) {
 		const struct le_wheel_chunk *c = &w->chunk[chunks[i]];
-		for (uint32_t j = 0; j < c->n; j++, n++) {
-			uint64_t k = ((c->e[j].f.deadline & low) << 32) | n;
-			sorted &= k > prev || n == 0;
-			prev = k;
-			key[n] = k;
+		memcpy(w->fr + n, c->e, c->n * sizeof(*c->e));
+		n += c->n;
+	}
+}
+
+/* Up to KEY_RANK_MAX frames in a bucket at most 2^RANK_SHIFT_MAX ns wide
+ * (about 1 us of frames, the common case): 31-bit keys, ranked. */
+static void rank_fill(struct le_timing_wheel *w, const uint32_t *chunks, uint32_t nch, uint32_t n)
+{
+	const uint32_t low = (1u << w->shift) - 1;
+	int32_t key[KEY_RANK_MAX + 4];
+	uint32_t rank[KEY_RANK_MAX + 4], k = 0, unsorted = 0;
+
+	for (uint32_t i = 0; i < nch; i++) {
+		const struct le_wheel_chunk *c = &w->chunk[chunks[i]];
+		for (uint32_t j = 0; j < c->n; j++, k++) {
+			key[k] = (int32_t)(((uint32_t)c->e[j].f.deadline & low) << 8 | k);
+			unsorted |= k && key[k] < key[k - 1];
 		}
 	}
-	if (sorted) {
-		n = 0;
-		for (uint32_t i = 0; i < nch; i++) {
-			const struct le_wheel_chunk *c = &w->chunk[chunks[i]];
-			memcpy(w->fr + n, c->e, c->n * sizeof(*c->e));
-			n += c->n;
+	if (!unsorted) {
+		copy_chunks(w, chunks, nch);
+		return;
+	}
+	memset(key + n, 0, 4 * sizeof(*key)); /* the last four's unused lanes */
+	rank_keys(key, n, rank);
+	k = 0;
+	for (uint32_t i = 0; i < nch; i++) {
+		const struct le_wheel_chunk *c = &w->chunk[chunks[i]];
+		for (uint32_t j = 0; j < c->n; j++)
+			w->fr[rank[k++]] = c->e[j];
+	}
+}
+
+/* Any bucket of at most KEYED_MAX frames: 64-bit keys, sorted. */
+static void sort_fill(struct le_timing_wheel *w, const uint32_t *chunks, uint32_t nch, uint32_t n)
+{
+	const uint64_t low = (1ULL << w->shift) - 1;
+	uint64_t key[KEYED_MAX];
+	uint32_t k = 0, unsorted = 0;
+
+	for (uint32_t i = 0; i < nch; i++) {
+		const struct le_wheel_chunk *c = &w->chunk[chunks[i]];
+		for (uint32_t j = 0; j < c->n; j++, k++) {
+			key[k] = ((c->e[j].f.deadline & low) << 32) | k;
+			unsorted |= k && key[k] < key[k - 1];
 		}
-	} else if (n <= KEY_RANK_MAX) {
-		/* A few frames (about 1 us of them): each one's place is the
-		 * number of keys below its own, counted without a branch; an
-		 * insertion sort of random keys mispredicts about once per
-		 * frame, which perf showed as most of keyed_fill's time. */
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t r = 0;
-			for (uint32_t j = 0; j < n; j++)
-				r += key[j] < key[i];
-			w->fr[r] = w->chunk[chunks[i / LE_WHEEL_CHUNK]].e[i % LE_WHEEL_CHUNK];
-		}
+	}
+	if (!unsorted) {
+		copy_chunks(w, chunks, nch);
+		return;
+	}
+	if (n > KEY_INSERTION_MAX) {
+		qsort(key, n, sizeof(*key), cmp_key);
 	} else {
-		if (n > KEY_INSERTION_MAX) {
-			qsort(key, n, sizeof(*key), cmp_key);
-		} else {
-			for (uint32_t i = 1; i < n; i++) {
-				uint64_t x = key[i];
-				uint32_t j = i;
-				while (j > 0 && x < key[j - 1]) {
-					key[j] = key[j - 1];
-					j--;
-				}
-				key[j] = x;
+		for (uint32_t i = 1; i < n; i++) {
+			uint64_t x = key[i];
+			uint32_t j = i;
+			while (j > 0 && x < key[j - 1]) {
+				key[j] = key[j - 1];
+				j--;
 			}
-		}
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t at = (uint32_t)key[i];
-			w->fr[i] = w->chunk[chunks[at / LE_WHEEL_CHUNK]].e[at % LE_WHEEL_CHUNK];
+			key[j] = x;
 		}
 	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t at = (uint32_t)key[i];
+		w->fr[i] = w->chunk[chunks[at / LE_WHEEL_CHUNK]].e[at % LE_WHEEL_CHUNK];
+	}
+}
+
+static void keyed_fill(struct le_timing_wheel *w, const uint32_t *chunks, uint32_t nch)
+{
+	/* all full but the last */
+	const uint32_t n = (nch - 1) * LE_WHEEL_CHUNK + w->chunk[chunks[nch - 1]].n;
+
+	if (n <= KEY_RANK_MAX && w->shift <= RANK_SHIFT_MAX)
+		rank_fill(w, chunks, nch, n);
+	else
+		sort_fill(w, chunks, nch, n);
 	for (uint32_t i = 0; i < nch; i++)
 		chunk_put(w, chunks[i]);
 	w->fr_head = 0;

@@ -243,17 +243,12 @@ static unsigned send_pending(struct dp_task *t)
 	unsigned ready = pending_ready(t, 0);
 	le_ns_t send_time = tsc_clock_now(t->ctx->clock);
 	uint16_t sent = rte_eth_tx_burst(t->dir->port_out, 0, &p->m[p->first], (uint16_t)ready);
-	/* Frames of one RX burst share their deadline (a fixed delay, or
-	 * none): one histogram entry per run of equal deadlines. */
-	for (unsigned i = p->first, end = p->first + sent, j; i < end; i = j) {
-		le_ns_t d = p->deadline[i];
-		uint64_t bytes = p->len[i];
-		for (j = i + 1; j < end && p->deadline[j] == d; j++)
-			bytes += p->len[j];
-		/* never negative: frames leave only once due */
-		le_hist_record_n(&t->error, send_time >= d ? send_time - d : 0, j - i);
-		t->ctr.tx_bytes += bytes;
-	}
+	/* never negative: frames leave only once due */
+	le_hist_record_lateness(&t->error, send_time, &p->deadline[p->first], sent);
+	uint64_t bytes = 0;
+	for (unsigned i = p->first, end = p->first + sent; i < end; i++)
+		bytes += p->len[i];
+	t->ctr.tx_bytes += bytes;
 	p->first += sent;
 	p->count -= sent;
 	t->ctr.tx += sent;

@@ -133,6 +133,56 @@ static void overflow(void)
 	CHECK_EQ_U64(h2.overflow, 2);
 }
 
+/* A sender's record of a burst's lateness is what recording each frame's
+ * own would give: every bucket, count, overflow, min, max; the sum to
+ * double rounding. Bursts with runs of equal deadlines (a fixed delay),
+ * each its own (jitter), deadlines after the send time (counted as 0),
+ * lateness past the largest kept value, and empty bursts. */
+static void lateness_as_per_frame(void)
+{
+	uint64_t x = 7, d[64];
+	unsigned bad = 0;
+
+	le_hist_init(&h);
+	le_hist_init(&h2);
+	for (unsigned burst = 0; burst < 20000; burst++) {
+		uint64_t now = 1ULL << 40, n;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		n = x % 65;
+		for (unsigned i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			switch (x % 8) {
+			case 0:
+				d[i] = i ? d[i - 1] : now; /* a run */
+				break;
+			case 1:
+				d[i] = now + x % 1000; /* not yet due: 0 */
+				break;
+			case 2:
+				now = UINT64_MAX;
+				d[i] = x % 4; /* past the largest kept value */
+				break;
+			default:
+				d[i] = now - (x >> 8) % (1ULL << (x % 40));
+			}
+		}
+		le_hist_record_lateness(&h, now, d, (unsigned)n);
+		for (unsigned i = 0; i < n; i++)
+			le_hist_record(&h2, now >= d[i] ? now - d[i] : 0);
+	}
+	for (unsigned i = 0; i < LE_HIST_BUCKETS; i++)
+		bad += h.bucket[i] != h2.bucket[i];
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(h.count, h2.count);
+	CHECK(h.count > 500000, "%llu values", (unsigned long long)h.count);
+	CHECK(h.overflow == h2.overflow && h.overflow > 0, "overflow %llu vs %llu",
+	      (unsigned long long)h.overflow, (unsigned long long)h2.overflow);
+	CHECK_EQ_U64(h.min, h2.min);
+	CHECK_EQ_U64(h.max, h2.max);
+	CHECK(fabs(h.sum - h2.sum) <= 1e-9 * h2.sum, "sum %g vs %g", h.sum, h2.sum);
+}
+
 int main(void)
 {
 	geometry();
@@ -140,5 +190,6 @@ int main(void)
 	quantiles_uniform();
 	merge();
 	overflow();
+	lateness_as_per_frame();
 	return mt_summary();
 }

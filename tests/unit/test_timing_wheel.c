@@ -255,6 +255,9 @@ static void random_against_reference(void)
 	CHECK_EQ_U64(run(3, 2048, LE_NS_PER_MS, 4 * LE_NS_PER_US, 200000), 0);
 	/* a span of seconds: wide buckets (the shift grows past 1 us) */
 	CHECK_EQ_U64(run(4, 1024, 100 * LE_NS_PER_S, LE_NS_PER_S, 100000), 0);
+	/* a span of an hour: buckets wider than a rank key's 23 bits of ns
+	 * (timing_wheel.c, RANK_SHIFT_MAX), sorted on 64-bit keys */
+	CHECK_EQ_U64(run(11, 1024, 3600 * LE_NS_PER_S, 20 * LE_NS_PER_MS, 100000), 0);
 	/* a tiny line, full most of the time */
 	CHECK_EQ_U64(run(5, 8, LE_NS_PER_MS, LE_NS_PER_MS, 100000), 0);
 	/* in-order phases (the run on, merged with the wheel) and random ones
@@ -269,10 +272,12 @@ static void random_against_reference(void)
 	CHECK_EQ_U64(run_phased(10, 8, LE_NS_PER_MS, LE_NS_PER_MS, 200000, 5000), 0);
 }
 
-/* The run alone: in-order deadlines from the start leave in order, and
- * a bucket of more frames than the keyed sort takes (a burst into one
- * slot) still leaves in (deadline, insertion) order. */
-static void big_bucket(void)
+/* A bucket of more frames than the rank takes (a burst into one slot)
+ * still leaves in (deadline, insertion) order: `frames` frames into one
+ * 1.024 us slot, deadlines at random in it. 200 are sorted on keys
+ * (timing_wheel.c, sort_fill); 3000, more than a keyed sort takes, as
+ * whole entries (sort_front). */
+static void one_bucket(uintptr_t frames)
 {
 	struct le_delay_line d;
 	struct le_frame a[64];
@@ -281,9 +286,14 @@ static void big_bucket(void)
 	unsigned bad = 0;
 
 	CHECK(le_delay_line_init_ordered(&d, 4096, LE_NS_PER_MS) == 0);
-	/* 3000 frames into one 1.024 us slot, deadlines at random in it */
-	for (uintptr_t i = 0; i < 3000; i++) {
-		struct le_frame f = { .handle = (void *)(i + 1), .len = 64 };
+	/* A frame due earlier holds the front, so the burst fills a bucket,
+	 * sorted as a whole when the front moves to it. */
+	{
+		struct le_frame early = { .handle = (void *)1, .len = 64, .deadline = 400000 };
+		CHECK(le_delay_line_push(&d, &early) == 0);
+	}
+	for (uintptr_t i = 0; i < frames; i++) {
+		struct le_frame f = { .handle = (void *)(i + 2), .len = 64 };
 		f.deadline = 500000 + rnd(&x) % 1000;
 		CHECK(le_delay_line_push(&d, &f) == 0);
 	}
@@ -302,8 +312,14 @@ static void big_bucket(void)
 		}
 	}
 	CHECK_EQ_U64(bad, 0);
-	CHECK_EQ_U64(expect_n, 3000);
+	CHECK_EQ_U64(expect_n, frames + 1);
 	le_delay_line_free(&d);
+}
+
+static void big_bucket(void)
+{
+	one_bucket(200);
+	one_bucket(3000);
 }
 
 /* Deadlines on the edges of the 1.024 us slots (a slot's first and last

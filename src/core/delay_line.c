@@ -94,6 +94,13 @@ int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f)
 	return le_wheel_push(&d->wheel, f);
 }
 
+int le_delay_line_push_ordered_burst(struct le_delay_line *d, const struct le_frame *f, unsigned n)
+{
+	if (d->capacity - le_delay_line_count(d) < n)
+		return -1;
+	return le_wheel_push_burst(&d->wheel, f, n);
+}
+
 void le_delay_line_push_run(struct le_delay_line *d, void *const *handles, const uint32_t *lens, unsigned k,
 			    le_ns_t arrival, le_ns_t deadline, uint16_t cls)
 {

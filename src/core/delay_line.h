@@ -75,6 +75,9 @@ int le_delay_line_init_runs(struct le_delay_line *d, uint32_t capacity);
 void le_delay_line_free(struct le_delay_line *d);
 /* -1 when full. A FIFO line takes deadlines in non-decreasing order. */
 int le_delay_line_push(struct le_delay_line *d, const struct le_frame *f);
+/* An ordered line: le_delay_line_push of f[0 .. n) in order, or -1 and
+ * nothing pushed when fewer than n fit. */
+int le_delay_line_push_ordered_burst(struct le_delay_line *d, const struct le_frame *f, unsigned n);
 /* Runs form: k frames just stored at the ring's tail, with these fields,
  * into the runs. The last run takes them when it is not due yet (a frame
  * becomes due only at a mark_due after its push) and has the same

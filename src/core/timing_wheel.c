@@ -200,7 +200,8 @@ static void chunk_put(struct le_timing_wheel *w, uint32_t k)
 
 /* The entry (f, seq) is built in the bucket's chunk itself: a copy
  * through an entry on the stack cost a second 40-byte copy per frame. */
-static void bucket_append(struct le_timing_wheel *w, uint64_t pos, const struct le_frame *f, uint64_t seq)
+static inline __attribute__((always_inline)) void bucket_append(struct le_timing_wheel *w, uint64_t pos,
+								    const struct le_frame *f, uint64_t seq)
 {
 	struct le_wheel_bucket *b = &w->bucket[pos];
 	struct le_wheel_chunk *c;
@@ -475,7 +476,8 @@ static void refill_front(struct le_timing_wheel *w)
  * slot is at or before the front's), its slot's bucket, or the overflow
  * heap beyond the span. A deadline already behind `base` (due, not yet
  * popped) counts as base. */
-static void place(struct le_timing_wheel *w, const struct le_frame *f, uint64_t seq)
+static inline __attribute__((always_inline)) void place(struct le_timing_wheel *w, const struct le_frame *f,
+							    uint64_t seq)
 {
 	uint64_t s = f->deadline >> w->shift;
 	struct le_wheel_entry e;
@@ -582,22 +584,35 @@ static void run_decide(struct le_timing_wheel *w)
 	w->win = w->hits = 0;
 }
 
-int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
+/* le_wheel_push once the room is known. */
+static inline __attribute__((always_inline)) void push_one(struct le_timing_wheel *w, const struct le_frame *f)
 {
-	int join;
+	int join = w->run_on && (w->run_n == 0 || f->deadline >= w->run_last);
 
-	if (le_wheel_count(w) == w->capacity)
-		return -1;
-	join = w->run_on && (w->run_n == 0 || f->deadline >= w->run_last);
 	w->hits += w->run_on ? (uint32_t)join : f->deadline >= w->last_push;
 	w->last_push = f->deadline;
 	if (++w->win == LE_WHEEL_WINDOW)
 		run_decide(w);
-	if (join) {
+	if (join)
 		run_append(w, f);
-		return 0;
-	}
-	place(w, f, w->seq++);
+	else
+		place(w, f, w->seq++);
+}
+
+int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
+{
+	if (le_wheel_count(w) == w->capacity)
+		return -1;
+	push_one(w, f);
+	return 0;
+}
+
+int le_wheel_push_burst(struct le_timing_wheel *w, const struct le_frame *f, unsigned n)
+{
+	if (w->capacity - le_wheel_count(w) < n)
+		return -1;
+	for (unsigned i = 0; i < n; i++)
+		push_one(w, &f[i]);
 	return 0;
 }
 

@@ -104,6 +104,9 @@ int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_
 void le_wheel_free(struct le_timing_wheel *w);
 /* -1 when `capacity` frames are held already. */
 int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f);
+/* le_wheel_push of f[0 .. n), in order, without a call per frame; -1,
+ * and nothing pushed, when fewer than n fit. */
+int le_wheel_push_burst(struct le_timing_wheel *w, const struct le_frame *f, unsigned n);
 /* Removes the frame with the smallest (deadline, insertion number); -1
  * when empty. */
 int le_wheel_pop_min(struct le_timing_wheel *w, struct le_frame *out);

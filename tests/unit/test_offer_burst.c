@@ -25,6 +25,11 @@ static const char *const links[] = {
 	"delay 10us limit 2",
 	"delay 5us limit 40",
 	"delay 1ms 100us limit 50",
+	/* Reordering jitter alone, whole bursts pushed at once
+	 * (offer_jittered): room for every burst, and a zero delay drawn
+	 * often (the jitter exceeds the delay), so frames due at once. */
+	"delay 1ms 100us limit 100000",
+	"delay 10us 20us limit 400",
 	"delay 200us loss 10% limit 60",
 	"delay 1ms reorder 25% limit 30",
 	"rate 100mbit limit 10",

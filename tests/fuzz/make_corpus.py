@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import struct
 import sys
 import tomllib
 from pathlib import Path
@@ -94,6 +95,32 @@ def frame_seeds() -> list[bytes]:
     return [bytes([sel]) + f for _what, f in frames() for sel in (0, 1, 2, 3, 0x81)]
 
 
+def classify_hits() -> list[bytes]:
+    """Frames that match fuzz_classify.c's rules (ports 5000-5015, 198.19.0.1,
+    VLAN 100, sport 53, dport 1000-2000), so mutations start next to a
+    hash group's entries instead of having to find them."""
+    from kit.frames import eth, ipv4, ipv6
+
+    def to_19(f: bytes) -> bytes:  # destination 198.19.0.1
+        return f[:30] + bytes([198, 19, 0, 1]) + f[34:]
+
+    out = []
+    for port in (5000, 5003, 5011, 5012, 5015, 1500):
+        udp = struct.pack("!HHHH", 5000, port, 8, 0)
+        tcp = struct.pack("!HHIIBBHHH", 5000, port, 1, 0, 0x50, 0x02, 65535, 0, 0)
+        out += [to_19(eth(0x0800) + ipv4(17, udp)), to_19(eth(0x0800) + ipv4(6, tcp))]
+    out += [eth(0x0800, ((0x8100, 100),)) + ipv4(17, struct.pack("!HHHH", 53, 9, 8, 0)),
+            eth(0x86DD) + ipv6(6, struct.pack("!HHIIBBHHH", 1, 80, 1, 0, 0x50, 0x02, 1, 0, 0)),
+            eth(0x0800) + ipv4(1, b"\x08\x00\x00\x00\x00\x01\x00\x01", tos=0x88)]
+    return out
+
+
+def classify_seeds() -> list[bytes]:
+    # first byte: rule set (fuzz_classify.c has five); frames of at most 256 bytes
+    fs = [f for _what, f in frames() if len(f) <= 256] + classify_hits()
+    return [bytes([sel]) + f for f in fs for sel in range(5)]
+
+
 def control_seeds(grammars: list[str]) -> list[bytes]:
     """Request lines (docs/control.md), good and bad, and `set` with a
     sample of the grammar seeds, untimed and timed."""
@@ -116,6 +143,8 @@ def main() -> int:
         put("dist", s)
     for s in frame_seeds():
         put("frame", s)
+    for s in classify_seeds():
+        put("classify", s)
     for s in control_seeds(sorted(grammar_seeds())):
         put("control", s)
     for d in sorted(CORPUS.iterdir()):

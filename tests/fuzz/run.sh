@@ -16,13 +16,13 @@ SECONDS_EACH=${1:?usage: tests/fuzz/run.sh SECONDS [TARGET...]}
 shift
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(grammar trace dist frame control)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(grammar trace dist frame classify control)
 
 # Every report is fatal; leaks are checked after each input.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
-declare -A MAX_LEN=([grammar]=16384 [trace]=65536 [dist]=65536 [frame]=9001 [control]=8192)
+declare -A MAX_LEN=([grammar]=16384 [trace]=65536 [dist]=65536 [frame]=9001 [classify]=257 [control]=8192)
 declare -A DICT=([grammar]=tests/fuzz/grammar.dict [control]=tests/fuzz/grammar.dict)
 
 failed=0

@@ -42,8 +42,8 @@ static const char *const links[] = {
 	"delay 20us slot 20us 40us packets 3 limit 30",
 	"delay 3us reorder 50% loss 5% limit 20",
 	"delay 0 duplicate 20% limit 8",
-	"delay 300us 200us loss gemodel 5% 20% duplicate 10% corrupt 5% reorder 20% gap 2 "
-	"rate 300mbit limit 25",
+	("delay 300us 200us loss gemodel 5% 20% duplicate 10% corrupt 5% reorder 20% gap 2 "
+	 "rate 300mbit limit 25"),
 	/* A late frame that `reorder` sends at once behind a rate is due
 	 * on arrival; the tight limit counts it only if it is marked so. */
 	"delay 5us rate 1gbit reorder 50% limit 6",

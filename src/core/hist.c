@@ -63,7 +63,7 @@ void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n)
 void le_hist_record_lateness(struct le_hist *h, uint64_t now, const uint64_t *deadline, unsigned n)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
-	unsigned __int128 sum = 0; /* exact: n values below 2^64 each */
+	double sum = 0; /* as le_hist_record_n sums */
 
 	for (unsigned i = 0, j; i < n; i = j) {
 		const uint64_t d = deadline[i];
@@ -81,14 +81,14 @@ void le_hist_record_lateness(struct le_hist *h, uint64_t now, const uint64_t *de
 			idx = le_hist_index(v);
 		}
 		h->bucket[idx] += k;
-		sum += (unsigned __int128)v * k;
+		sum += (double)v * (double)k;
 		lo = v < lo ? v : lo;
 		hi = v > hi ? v : hi;
 	}
 	if (n == 0)
 		return;
 	h->count += n;
-	h->sum += (double)sum;
+	h->sum += sum;
 	h->min = lo < h->min ? lo : h->min;
 	h->max = hi > h->max ? hi : h->max;
 }

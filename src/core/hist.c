@@ -43,17 +43,21 @@ uint64_t le_hist_bucket_high(unsigned idx)
 	return le_hist_bucket_low(idx) + ((uint64_t)1 << (idx / LE_HIST_HALF - 1)) - 1;
 }
 
-void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n)
+/* n values v into their bucket: the last one, counted as overflow, for
+ * values past the largest kept. */
+static void add_to_bucket(struct le_hist *h, uint64_t v, uint64_t n)
 {
-	unsigned idx;
-
 	if (v >> LE_HIST_MAX_BITS) {
 		h->overflow += n;
-		idx = LE_HIST_BUCKETS - 1;
+		h->bucket[LE_HIST_BUCKETS - 1] += n;
 	} else {
-		idx = le_hist_index(v);
+		h->bucket[le_hist_index(v)] += n;
 	}
-	h->bucket[idx] += n;
+}
+
+void le_hist_record_n(struct le_hist *h, uint64_t v, uint64_t n)
+{
+	add_to_bucket(h, v, n);
 	h->count += n;
 	h->sum += (double)v * (double)n;
 	h->min = v < h->min ? v : h->min;
@@ -68,19 +72,12 @@ void le_hist_record_lateness(struct le_hist *h, uint64_t now, const uint64_t *de
 	for (unsigned i = 0, j; i < n; i = j) {
 		const uint64_t d = deadline[i];
 		uint64_t v, k;
-		unsigned idx;
 
 		for (j = i + 1; j < n && deadline[j] == d; j++)
 			;
 		v = now >= d ? now - d : 0;
 		k = j - i;
-		if (v >> LE_HIST_MAX_BITS) {
-			h->overflow += k;
-			idx = LE_HIST_BUCKETS - 1;
-		} else {
-			idx = le_hist_index(v);
-		}
-		h->bucket[idx] += k;
+		add_to_bucket(h, v, k);
 		sum += (double)v * (double)k;
 		lo = v < lo ? v : lo;
 		hi = v > hi ? v : hi;

@@ -680,8 +680,8 @@ enum { JITTER_BLOCK = 64 };
  * frame, and what is left per frame is deliver()'s: the jitter draw,
  * the deadline, the push. The deadlines are drawn first, a block at a
  * time and in the frames' order (the same draws), then pushed with one
- * call, without the calls and checks per frame that cost about a fifth
- * of the model's time on this row. A frame due at once (a zero delay
+ * call, without the calls and checks per frame that were about a sixth
+ * of the model's instructions on this row. A frame due at once (a zero delay
  * drawn, a late burst) is marked before the next one is pushed, as
  * offer_stageless does, so the due frames leave in the same order. */
 static void offer_jittered(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,

@@ -1,0 +1,120 @@
+/* One link's model cost per frame, offered as the data plane offers it:
+ * bursts of 32 frames of one arrival, due frames taken after each burst.
+ * The model alone, in virtual time (no DPDK, no ports), so the timing
+ * wheel's buckets hold what they hold at the rate given, whatever the
+ * speed of the run: under cachegrind linkemud itself runs ~50x slower
+ * against a real clock and its buckets hold a fiftieth of their frames
+ * (docs/performance.md, "The jitter row"). Under cachegrind this program
+ * gives a link's instructions per frame at a true density.
+ *
+ * Usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS]]]
+ *   MPPS: the rate offered to the one direction (default 6.2, what one
+ *   lcore forwards a direction of the jitter row at); FRAMES per round
+ *   (default 4,000,000, the first half warms up); ROUNDS (default 5).
+ * Prints the rounds' least and median ns of CPU per frame. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "path.h"
+
+#define BURST 32
+
+/* A 64-byte UDP/IPv4 frame (198.18.0.1 -> 198.19.0.1, ports 5000): the
+ * model only reads it (class rules, corrupt's flip is not kept), so every
+ * handle points to it. */
+static uint8_t frame[64] = {
+	[12] = 0x08, [13] = 0x00, [14] = 0x45, [17] = 50, [22] = 64, [23] = 17,
+	[26] = 198, [27] = 18, [29] = 1, [30] = 198, [31] = 19, [33] = 1,
+	[34] = 0x13, [35] = 0x88, [36] = 0x13, [37] = 0x88,
+};
+
+static void op_free(void *ctx, void *h)
+{
+	(void)ctx, (void)h;
+}
+
+static void *op_clone(void *ctx, void *h)
+{
+	(void)ctx;
+	return h;
+}
+
+static uint8_t *op_bytes(void *ctx, void *h, uint32_t *n)
+{
+	(void)ctx, (void)h;
+	*n = sizeof(frame);
+	return frame;
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ns of CPU per frame over the second half of `frames`; -1 on a bad link. */
+static double round_ns(const char *text, double mpps, uint64_t frames)
+{
+	static struct le_path_config cfg;
+	static struct le_path p;
+	const struct le_frame_ops ops = { NULL, op_clone, op_free, op_bytes, NULL, NULL };
+	const double burst_ns = BURST * 1e3 / mpps;
+	struct le_frame out[BURST];
+	void *handles[BURST];
+	uint32_t lens[BURST];
+	char err[LE_ERR_MAX];
+	double t0 = 0;
+
+	if (le_path_config_parse(text, &cfg, err, sizeof(err)) < 0 ||
+	    le_path_init(&p, &cfg, LE_DIR_A2B, 1, &ops, err, sizeof(err)) < 0) {
+		fprintf(stderr, "model_burst_cost: '%s': %s\n", text, err);
+		return -1;
+	}
+	for (unsigned i = 0; i < BURST; i++)
+		handles[i] = frame, lens[i] = sizeof(frame);
+	for (uint64_t b = 0; b < frames / BURST; b++) {
+		const le_ns_t now = (le_ns_t)((double)b * burst_ns);
+
+		if (b == frames / BURST / 2)
+			t0 = cpu_seconds();
+		le_path_enqueue_burst(&p, handles, lens, BURST, now);
+		while (le_path_dequeue(&p, now, out, BURST) > 0)
+			;
+	}
+	t0 = cpu_seconds() - t0;
+	le_path_drain(&p);
+	le_path_free(&p);
+	return t0 * 1e9 / (double)(frames - frames / BURST / 2 * BURST);
+}
+
+int main(int argc, char **argv)
+{
+	const double mpps = argc > 2 ? atof(argv[2]) : 6.2;
+	const uint64_t frames = argc > 3 ? strtoull(argv[3], NULL, 10) : 4000000;
+	const int rounds = argc > 4 ? atoi(argv[4]) : 5;
+	double ns[64];
+
+	if (argc < 2 || argc > 5 || !(mpps > 0) || frames < 2 * BURST || rounds < 1 || rounds > 64) {
+		fprintf(stderr, "usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS]]]\n"
+				"  MPPS > 0 (default 6.2), FRAMES >= %d (default 4000000), ROUNDS 1..64 (default 5)\n",
+			2 * BURST);
+		return 2;
+	}
+	for (int r = 0; r < rounds; r++)
+		if ((ns[r] = round_ns(argv[1], mpps, frames)) < 0)
+			return 1;
+	qsort(ns, (size_t)rounds, sizeof(ns[0]), cmp_double);
+	printf("%s at %.2f Mpps: least %.2f, median %.2f ns of CPU a frame (%d rounds)\n", argv[1], mpps, ns[0],
+	       ns[rounds / 2], rounds);
+	return 0;
+}

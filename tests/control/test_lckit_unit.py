@@ -112,3 +112,29 @@ def test_late_frames_in_a_stall_seen_by_the_reference_are_excused():
     v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE, held_gap_ns=-1,
                  reference=Reference(ref, NOISE.bound))
     assert len(v.stalled) == 10 and [x[0] for x in v.late] == [80] and not v.early
+
+
+def test_a_catch_up_batch_is_judged_by_its_first_frame():
+    # a2b: 1 ms. The sender loses its CPU for 6 ms: frames 30..59, owed
+    # then, go in one batch stamped at its end, and each waits behind the
+    # ones ahead of it (2 us each: 60 us for the last, over the bound).
+    # They are judged by their first frame, which is on time. A second
+    # batch (70..79) whose first frame the link held 5 ms too long: that
+    # frame is late; the rest trail it and are judged by it.
+    stamp, stamp2 = 12 * MS, 20 * MS
+    fr = []
+    for q, s, r in stream(100, 0, 200 * US, lambda q, s: 1 * MS + 10 * US):
+        if 30 <= q < 60:
+            s, r = stamp, stamp + 1 * MS + 10 * US + (q - 30) * 2 * US
+        elif 70 <= q < 80:
+            s, r = stamp2, stamp2 + 6 * MS + (q - 70) * 2 * US
+        fr.append((q, s, r))
+    v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE, held_gap_ns=-1)
+    assert [x[0] for x in v.late] == [70] and not v.early
+    assert v.batched == 9 + 4     # 71..79, and 56..59 past the bound (the rest are ok)
+    # Frames that share no stamp are each judged: a late run without a
+    # catch-up batch is all late.
+    fr = [(q, s, r + (5 * MS if 40 <= q < 50 else 0)) for q, s, r in
+          stream(100, 0, 200 * US, lambda q, s: 1 * MS + 10 * US)]
+    v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE, held_gap_ns=-1)
+    assert len(v.late) == 10 and v.batched == 0

@@ -16,8 +16,8 @@ import time
 import warnings
 
 from kit import CpuWatch, linkemu, require_quiet, suite_bed
-from lckit import (MAX_STALLED, Change, Exposure, Noise, Reference, Stream, classify, episodes,
-                   off_the_lcore, wait_for)
+from lckit import (MAX_BATCHED, MAX_STALLED, Change, Exposure, Noise, Reference, Stream, classify,
+                   episodes, off_the_lcore, wait_for)
 from linkemu.daemon import control
 from linkemu.instruments import ping
 
@@ -127,6 +127,9 @@ def _timing(v, n: int, windows: list[tuple[float, float]], control: Exposure,
     assert len(v.stalled) <= MAX_STALLED * n, (
         f"{len(v.stalled)} frames late while the reference stream was late too: the machine "
         f"(or linkemud, in both directions) stalled too often; {v.summary()}")
+    assert v.batched <= MAX_BATCHED * n, (
+        f"{v.batched} frames late behind their batch-mates: the sender fell behind so often that "
+        f"too few frames were timed on their own; {v.summary()}")
 
 
 def _sets(c, changes: list, delay_of, count: int) -> tuple[int, int]:

@@ -14,52 +14,17 @@
  * Prints the rounds' least and median ns of CPU per frame. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench_kit.h"
 #include "path.h"
 
 #define BURST 32
 
-/* A 64-byte UDP/IPv4 frame (198.18.0.1 -> 198.19.0.1, ports 5000): the
- * model only reads it (class rules, corrupt's flip is not kept), so every
- * handle points to it. */
-static uint8_t frame[64] = {
-	[12] = 0x08, [13] = 0x00, [14] = 0x45, [17] = 50, [22] = 64, [23] = 17,
-	[26] = 198, [27] = 18, [29] = 1, [30] = 198, [31] = 19, [33] = 1,
-	[34] = 0x13, [35] = 0x88, [36] = 0x13, [37] = 0x88,
-};
-
-static void op_free(void *ctx, void *h)
-{
-	(void)ctx, (void)h;
-}
-
-static void *op_clone(void *ctx, void *h)
+/* duplicate's copy is the same frame (handles only point to bench_udp4()) */
+static void *same_frame(void *ctx, void *h)
 {
 	(void)ctx;
 	return h;
-}
-
-static uint8_t *op_bytes(void *ctx, void *h, uint32_t *n)
-{
-	(void)ctx, (void)h;
-	*n = sizeof(frame);
-	return frame;
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	const double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* ns of CPU per frame over the second half of `frames`; -1 on a bad link. */
@@ -67,7 +32,7 @@ static double round_ns(const char *text, double mpps, uint64_t frames)
 {
 	static struct le_path_config cfg;
 	static struct le_path p;
-	const struct le_frame_ops ops = { NULL, op_clone, op_free, op_bytes, NULL, NULL };
+	const struct le_frame_ops ops = { NULL, same_frame, bench_nop_free, bench_udp4_bytes, NULL, NULL };
 	const double burst_ns = BURST * 1e3 / mpps;
 	struct le_frame out[BURST];
 	void *handles[BURST];
@@ -81,17 +46,17 @@ static double round_ns(const char *text, double mpps, uint64_t frames)
 		return -1;
 	}
 	for (unsigned i = 0; i < BURST; i++)
-		handles[i] = frame, lens[i] = sizeof(frame);
+		handles[i] = bench_udp4(), lens[i] = BENCH_UDP4_LEN;
 	for (uint64_t b = 0; b < frames / BURST; b++) {
 		const le_ns_t now = (le_ns_t)((double)b * burst_ns);
 
 		if (b == frames / BURST / 2)
-			t0 = cpu_seconds();
+			t0 = bench_thread_cpu_s();
 		le_path_enqueue_burst(&p, handles, lens, BURST, now);
 		while (le_path_dequeue(&p, now, out, BURST) > 0)
 			;
 	}
-	t0 = cpu_seconds() - t0;
+	t0 = bench_thread_cpu_s() - t0;
 	le_path_drain(&p);
 	le_path_free(&p);
 	return t0 * 1e9 / (double)(frames - frames / BURST / 2 * BURST);
@@ -113,7 +78,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++)
 		if ((ns[r] = round_ns(argv[1], mpps, frames)) < 0)
 			return 1;
-	qsort(ns, (size_t)rounds, sizeof(ns[0]), cmp_double);
+	bench_median(ns, (size_t)rounds); /* sorts them: ns[0] is the least */
 	printf("%s at %.2f Mpps: least %.2f, median %.2f ns of CPU a frame (%d rounds)\n", argv[1], mpps, ns[0],
 	       ns[rounds / 2], rounds);
 	return 0;

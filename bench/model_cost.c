@@ -20,38 +20,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_kit.h"
 #include "path.h"
 
 #define ARRIVAL_PS 67200 /* picoseconds between frames at 14.88 Mpps */
 #define BURST 32
 
-/* One 64-byte UDP/IPv4 frame that every handle points to: the model only
- * reads it (class rules), so all frames can share it. */
-static uint8_t frame[64] = {
-	[12] = 0x08, [13] = 0x00,                   /* IPv4 */
-	[14] = 0x45, [16] = 0, [17] = 50, [22] = 64, [23] = 17, /* UDP */
-	[26] = 198, [27] = 18, [28] = 0, [29] = 1, [30] = 198, [31] = 18, [32] = 1, [33] = 1,
-	[34] = 0x13, [35] = 0x88, [36] = 0x13, [37] = 0x88, /* ports 5000 -> 5000 */
-};
 static uint64_t freed;
 
 static void op_free(void *ctx, void *h)
 {
 	freed++;
-}
-
-static uint8_t *op_bytes(void *ctx, void *h, uint32_t *n)
-{
-	*n = sizeof(frame);
-	return frame;
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* ns of CPU per frame through a path configured by `text`, after `warm`
@@ -60,7 +39,7 @@ static double run(const char *text, uint64_t warm, uint64_t frames, uint64_t *he
 {
 	static struct le_path_config cfg;
 	static struct le_path p;
-	const struct le_frame_ops ops = { NULL, NULL, op_free, op_bytes, NULL, NULL };
+	const struct le_frame_ops ops = { NULL, NULL, op_free, bench_udp4_bytes, NULL, NULL };
 	struct le_frame out[BURST];
 	char err[512];
 	double t0 = 0;
@@ -77,17 +56,17 @@ static double run(const char *text, uint64_t warm, uint64_t frames, uint64_t *he
 
 		if (i == warm) {
 			*held = le_path_depth(&p);
-			t0 = cpu_seconds();
+			t0 = bench_thread_cpu_s();
 			tx = 0;
 		}
-		le_path_enqueue(&p, frame, sizeof(frame), now);
+		le_path_enqueue(&p, bench_udp4(), BENCH_UDP4_LEN, now);
 		if (i % BURST == BURST - 1) {
 			unsigned n;
 			while ((n = le_path_dequeue(&p, now, out, BURST)) > 0)
 				tx += n;
 		}
 	}
-	t0 = cpu_seconds() - t0;
+	t0 = bench_thread_cpu_s() - t0;
 	if (freed) /* the limit is sized to hold every frame */
 		fprintf(stderr, "model_cost: '%s': %llu frames dropped\n", text, (unsigned long long)freed);
 	le_path_drain(&p);

@@ -234,8 +234,7 @@ def classify(frames, changes: list[Change], noise: Noise, held_gap_ns: int = HEL
     v = Verdict()
     starts = [c.lo_ns for c in changes]
     ends = [c.hi_ns for c in changes[1:]] + [math.inf]     # config k may last until hi_(k+1)
-    recv_by_seq = {q: r for q, _s, r in frames}
-    sent_by_seq = {q: s for q, s, _r in frames}
+    by_seq = {q: (s, r) for q, s, r in frames}
     for q, s, r in frames:
         owd = r - s
         a_lo = s + noise.t_min
@@ -256,11 +255,11 @@ def classify(frames, changes: list[Change], noise: Noise, held_gap_ns: int = HEL
         if not ds or owd < ds[0] + noise.t_min - TOL_NS:
             v.early.append((q, s, r, owd, ds))
             continue
-        prev = recv_by_seq.get(q - 1)
+        prev_sent, prev = by_seq.get(q - 1, (None, None))
         if prev is not None and 0 <= r - prev <= held_gap_ns:
             v.held += 1
             continue
-        if prev is not None and sent_by_seq.get(q - 1) == s and 0 <= r - prev <= noise.bound:
+        if prev is not None and prev_sent == s and 0 <= r - prev <= noise.bound:
             v.batched += 1
             continue
         if reference is not None and reference.stalled_near(r):

@@ -1,0 +1,54 @@
+"""bench/model_burst_cost: one link's model cost per frame, offered in bursts
+(docs/performance.md, "The jitter row"). Its words are checked, a bad link
+gets the grammar's own message, and a run prints its figures."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TOOL = REPO / "build" / "bench" / "model_burst_cost"
+
+
+@pytest.fixture(autouse=True)
+def _built():
+    if not TOOL.exists():
+        pytest.fail(f"{TOOL} is not built (make build)")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(TOOL), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_prints_least_and_median_ns_a_frame():
+    r = _run("delay 1ms 100us limit 100000", "6.2", "200000", "3")
+    assert r.returncode == 0, r.stderr
+    m = re.fullmatch(r"delay 1ms 100us limit 100000 at 6\.20 Mpps: least ([0-9.]+), median ([0-9.]+) "
+                     r"ns of CPU a frame \(3 rounds\)\n", r.stdout)
+    assert m, r.stdout
+    assert 0 < float(m[1]) <= float(m[2])
+
+
+@pytest.mark.parametrize("args", [
+    [],                                              # no link
+    ["delay 1ms", "0"],                              # no rate
+    ["delay 1ms", "fast"],                           # not a number
+    ["delay 1ms", "6.2", "10"],                      # fewer frames than two bursts
+    ["delay 1ms", "6.2", "1000", "0"],               # no round
+    ["delay 1ms", "6.2", "1000", "65"],              # more rounds than kept
+    ["delay 1ms", "6.2", "1000", "1", "extra"],
+])
+def test_bad_words_get_the_usage(args):
+    r = _run(*args)
+    assert r.returncode == 2
+    assert "usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS]]]" in r.stderr
+
+
+def test_a_bad_link_gets_the_grammars_message():
+    r = _run("delay 1ms dealy")
+    assert r.returncode == 1
+    assert "model_burst_cost: 'delay 1ms dealy':" in r.stderr and "'dealy'" in r.stderr

@@ -105,6 +105,9 @@ int main(void)
 	twins("delay 50us limit 20", "delay 1ms loss 10% duplicate 5% limit 200", 22);
 	/* the timing wheel (jitter, reorder), then a rate's FIFO line */
 	twins("delay 200us 150us reorder 10% limit 500", "rate 100mbit delay 20us limit 50", 23);
+	/* the wheel without a run (jitter alone), limits tight enough that
+	 * which frames are held decides drops; then reorder's run with them */
+	twins("delay 500us 400us limit 40", "delay 300us 300us reorder 20% limit 25", 26);
 	/* classes (a path merges them), then one class again */
 	twins("delay 300us limit 100 ; class u match proto udp : delay 100us 50us limit 40 ; "
 	      "class t match proto tcp : rate 20mbit limit 10",

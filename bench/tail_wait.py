@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -40,7 +41,7 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from linkemu import api  # noqa: E402
-from linkemu.bed import cpus, isolation  # noqa: E402
+from linkemu.bed import cpus, isolation, paths  # noqa: E402
 from linkemu.daemon import daemon  # noqa: E402
 from linkemu.instruments import noisefloor, owd  # noqa: E402
 from children import run_interruptible  # noqa: E402
@@ -97,11 +98,35 @@ def owd_stats(samples: Path) -> dict:
     return dict(n=len(d), offset=q(d, 0.5), p99=q(d, 0.99), p999=q(d, 0.999), max=d[-1])
 
 
+SPIN_RE = re.compile(r"--wait adaptive: spin ([\d.]+) us \((auto, learned from (\d+) timer wake-ups; "
+                     r"(\d+) woke later|fixed|auto, not learned)")
+
+
+def log_size() -> int:
+    log = paths.daemon_log_file(BED)
+    return log.stat().st_size if log.exists() else 0
+
+
+def spin_said(since: int) -> dict:
+    """The spin an adaptive daemon reported at its end (its log after
+    byte `since`): us, and for a learned one the wake-ups it came from."""
+    with open(paths.daemon_log_file(BED), "rb") as f:
+        f.seek(since)
+        m = SPIN_RE.search(f.read().decode(errors="replace"))
+    if not m:
+        return {}
+    out = {"spin_us": float(m.group(1))}
+    if m.group(3):
+        out["spin_wakeups"], out["spin_beyond"] = int(m.group(3)), int(m.group(4))
+    return out
+
+
 def one_mode(bed: api.Bed, mode: str, rnd: int, o, tmp: Path) -> dict:
     """Two daemons: idle CPU and precision (its emulation error is that of
     the probe alone), then CPU at 45 Mbit/s and at full load."""
     dcpu = cpus.daemon_cpu()
     out: dict = {}
+    since = log_size()
     link = bed.run(LINK, "", pmd="af_xdp", wait=mode, seed=1)
     try:
         time.sleep(0.5)
@@ -114,6 +139,8 @@ def one_mode(bed: api.Bed, mode: str, rnd: int, o, tmp: Path) -> dict:
         out.update(owd_stats(samples))
     finally:
         final = link.stop().raw
+    if mode == "adaptive":
+        out.update(spin_said(since))
     err = final["directions"]["a2b"].get("emulation_error_ns") or {}
     out["err_p50"], out["err_p99"], out["err_max"] = err.get("p50"), err.get("p99"), err.get("max")
     # What the spacing of the daemon's polls alone allowed (poll_gaps.h).
@@ -218,6 +245,11 @@ def measure(o, moved: dict) -> int:
     print(f"  baseline  {'':9} {fmt_us(max(gap['p99'], tgap['p99']))} "
           f"{fmt_us(max(gap['p999'], tgap['p999']))} {fmt_us(max(gap['max'], tgap['max']))}"
           f" | (noise floor, the worse CPU)")
+    a = med["adaptive"]
+    if "spin_us" in a:
+        how = (f"learned from {a['spin_wakeups']:.0f} timer wake-ups, {a['spin_beyond']:.0f} of them later "
+               f"than 1024 us" if "spin_wakeups" in a else "as given")
+        print(f"  adaptive's spin at the end of the precision run: {a['spin_us']:.1f} us ({how}; median of rounds)")
     print("linkemud CPU s/s (process; + guest idle polling of its CPU):")
     print(f"  {'mode':9} {'idle':>13} {'45 Mbit/s':>13} {'full load':>13}")
     for m in MODES:

@@ -162,15 +162,19 @@ class Bed:
     def run(self, a2b: str | None = None, b2a: str | None = None, *,
             profile: str | None = None, pmd: str | None = None, lcores: str | None = None,
             layout: str | None = None, seed: int | None = None, io: str = "dpdk",
-            wait: str | None = None, warn=lambda m: print(m, file=sys.stderr)) -> "Link":
+            wait: str | None = None, spin: str | None = None,
+            warn=lambda m: print(m, file=sys.stderr)) -> "Link":
         """Start linkemud on this bed (which must be up) and wait until it
         forwards. pmd None: af_xdp, falling back to af_packet once if
         af_xdp does not start. io "kernel": linkemuk, the kernel-socket
-        data plane, instead (no DPDK; pmd and lcores do not apply). Raises
+        data plane, instead (no DPDK; pmd and lcores do not apply). spin:
+        with wait "adaptive", "auto" (the daemon's default) or microseconds
+        to wake before a deadline (--spin-us). Raises
         UsageError with the daemon's own message for a bad link."""
         a2b, b2a = resolve_links(a2b, b2a, profile)
         cfg = daemon.DaemonConfig(bed=self.layout, a2b=a2b, b2a=b2a, pmd=pmd or "af_xdp",
-                                  lcores=lcores or "", layout=layout, seed=seed, io=io, wait=wait)
+                                  lcores=lcores or "", layout=layout, seed=seed, io=io, wait=wait,
+                                  spin=spin)
         daemon.validate(cfg)
         binary = daemon.require_binary(io)
         self.require_no_daemon()

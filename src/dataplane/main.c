@@ -35,6 +35,7 @@
 #include "pm_qos.h"
 #include "ports.h"
 #include "report.h"
+#include "spin_learn.h"
 #include "dpdk_state.h"
 #include "state.h"
 #include "telemetry.h"
@@ -426,7 +427,9 @@ static int serve(struct daemon *dm)
 	print_ready(dm);
 
 	g_wait_mode = dm->opt.wait;
-	g_wait = (struct dp_wait_policy){.spin_ns = dm->opt.spin_us * LE_NS_PER_US,
+	g_wait = (struct dp_wait_policy){.spin_ns = dm->opt.spin_auto ? DP_SPIN_INITIAL_NS
+								   : dm->opt.spin_us * LE_NS_PER_US,
+					 .spin_auto = dm->opt.spin_auto,
 					 .idle_ns = dm->opt.idle_us * LE_NS_PER_US,
 					 .max_nap_ns = DP_WAIT_WAKE_MAX_NAP_NS};
 	set_lcores_running(dm, 1);

@@ -2,6 +2,7 @@
 #include "wait.h"
 
 #include "ports.h"
+#include "spin_learn.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -158,12 +159,14 @@ static le_ns_t next_deadline(const struct dp_lcore_work *work)
 	return next;
 }
 
-static void sleep_for(struct waiter *w, le_ns_t nap)
+/* 1 when the nap ended by its timer (not by a frame or a signal). */
+static int sleep_for(struct waiter *w, le_ns_t nap)
 {
 	struct timespec ts = {.tv_sec = (time_t)(nap / LE_NS_PER_S), .tv_nsec = (long)(nap % LE_NS_PER_S)};
 	int r = ppoll(w->nfds ? w->pfd : NULL, w->nfds, &ts, NULL);
 	w->naps++;
 	w->woken_early += r > 0;
+	return r == 0;
 }
 
 int dp_wait_lcore_loop(struct dp_lcore_work *work, const struct dp_wait_policy *pol, FILE *log)
@@ -172,6 +175,8 @@ int dp_wait_lcore_loop(struct dp_lcore_work *work, const struct dp_wait_policy *
 	const struct tsc_clock *clk = ctx->clock;
 	struct waiter w;
 	struct dp_wait_policy p = *pol;
+	struct dp_spin_learner spin;
+	dp_spin_init(&spin, p.spin_ns);
 	waiter_init(&w, work, log);
 	if (p.max_nap_ns > w.max_nap_ns)
 		p.max_nap_ns = w.max_nap_ns;
@@ -191,14 +196,23 @@ int dp_wait_lcore_loop(struct dp_lcore_work *work, const struct dp_wait_policy *
 		le_ns_t nap = next == 0 ? 0 : dp_wait_nap(&p, now, next, last_busy);
 		if (nap == 0)
 			continue;
-		sleep_for(&w, nap);
+		int timed_out = sleep_for(&w, nap);
 		le_ns_t woke = tsc_clock_now(clk);
 		w.asleep_ns += woke - now;
+		if (p.spin_auto && timed_out) {
+			dp_spin_observe(&spin, woke > now + nap ? woke - now - nap : 0);
+			p.spin_ns = spin.spin_ns;
+		}
 		for (unsigned i = 0; i < work->ntasks; i++)
 			dp_poll_gaps_resume(&work->task[i]->gaps, woke);
 	}
 	fprintf(log, "linkemud: lcore %u: --wait adaptive: %" PRIu64 " naps (%" PRIu64 " ended by a frame), "
 		"%.3f s asleep\n", work->lcore_id, w.naps, w.woken_early, (double)w.asleep_ns / 1e9);
+	if (p.spin_auto)
+		dp_spin_report(&spin, log, "linkemud: lcore", work->lcore_id);
+	else
+		fprintf(log, "linkemud: lcore %u: --wait adaptive: spin %.1f us (fixed)\n", work->lcore_id,
+			(double)p.spin_ns / 1e3);
 	fflush(log);
 	return 0;
 }

@@ -145,7 +145,12 @@ static void wait_for_work(struct kloop *l)
 				pfd[l->dir[i].out == &l->sock[0] ? 0 : 1].events |= POLLOUT;
 	}
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)nap};
-	(void)ppoll(pfd, 2, &ts, NULL);
+	le_ns_t asleep = kclock_now();
+	if (ppoll(pfd, 2, &ts, NULL) == 0 && l->spin_auto) { /* ended by its timer */
+		le_ns_t woke = kclock_now();
+		dp_spin_observe(&l->spin, woke > asleep + nap ? woke - asleep - nap : 0);
+		l->spin_ns = l->spin.spin_ns;
+	}
 }
 
 void kloop_run(struct kloop *l)

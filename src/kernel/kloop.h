@@ -23,6 +23,7 @@
 #include "model_slot.h"
 #include "port_counters.h"
 #include "punt.h"
+#include "spin_learn.h"
 
 #define K_BURST_MAX 512u
 
@@ -57,7 +58,9 @@ struct kloop {
 	struct ksock sock[2];         /* 0: side A, 1: side B */
 	struct kbuf_pool pool;
 	unsigned burst;
-	le_ns_t spin_ns;
+	le_ns_t spin_ns;              /* fixed, or learned from the sleeps when spin_auto */
+	int spin_auto;
+	struct dp_spin_learner spin;
 	int busy_poll;
 	struct dp_punt_set *punt;     /* punted classes' channels; NULL: none */
 	const volatile int *stop;

@@ -17,20 +17,21 @@ static void usage(void)
 	       "  --iface-a IF      side A's interface\n"
 	       "  --iface-b IF      side B's interface\n"
 	       "  --busy-poll       never sleep between deadlines (one CPU at 100 %%, best precision)\n"
-	       "  --spin-us N       wake N us before a deadline and poll until it (default %u)\n"
+	       "  --spin-us N|auto  wake N us before a deadline and poll until it; auto: as early as\n"
+	       "                    99.9 %% of the thread's recent wake-ups were late (default auto)\n"
 	       "  --instance NAME   a name for this daemon (shown in ps; lets tools find it)\n"
 	       "\n"
 	       "and linkemud's options (--a2b, --b2a, --seed, --burst, --control, --no-control,\n"
 	       "--max-limit, --no-pm-qos, --json, --stats-file, --check, --wait: busy is --busy-poll,\n"
 	       "adaptive the default); --layout and --ring-size\n"
-	       "do not apply (one thread runs both directions). Grammar: docs/grammar.md.\n",
-	       K_DEFAULT_SPIN_US);
+	       "do not apply (one thread runs both directions). Grammar: docs/grammar.md.\n");
 }
 
 int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen)
 {
 	memset(k, 0, sizeof(*k));
 	k->spin_us = K_DEFAULT_SPIN_US;
+	k->spin_auto = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int has_value = i + 1 < argc;
@@ -59,11 +60,17 @@ int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen
 				snprintf(err, errlen, "%s: missing value", a);
 				return -1;
 			}
+			if (strcmp(argv[i + 1], "auto") == 0) {
+				k->spin_auto = 1;
+				i++;
+				continue;
+			}
 			if (le_parse_u64(argv[++i], 0, 1000000, &v, sub, sizeof(sub))) {
-				snprintf(err, errlen, "--spin-us: '%s': %s", argv[i], sub);
+				snprintf(err, errlen, "--spin-us: '%s': %s (or auto)", argv[i], sub);
 				return -1;
 			}
 			k->spin_us = (unsigned)v;
+			k->spin_auto = 0;
 		} else if (strcmp(a, "--layout") == 0 || strcmp(a, "--ring-size") == 0) {
 			snprintf(err, errlen, "%s does not apply to linkemuk (one thread runs both directions)", a);
 			return -1;

@@ -6,13 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define K_DEFAULT_SPIN_US 50u
+#define K_DEFAULT_SPIN_US 50u /* a fixed spin when --spin-us gives none */
 #define K_ARGS_MAX 256
 
 struct kopts {
 	const char *iface[2];    /* side A, side B */
 	int busy_poll;           /* never sleep */
 	unsigned spin_us;        /* wake this long before a deadline, then poll */
+	int spin_auto;           /* learn the spin from the wake-ups instead (spin_learn.h) */
 	const char *instance;    /* a name that tells daemons apart (ps, the bed) */
 	/* What remains for dp_options_parse. */
 	int argc;

@@ -122,7 +122,9 @@ static int start(struct kdaemon *dm)
 	}
 	dp_punt_bind(l->punt, &dm->ops);
 	l->burst = dm->opt.burst > K_BURST_MAX ? K_BURST_MAX : dm->opt.burst;
-	l->spin_ns = (le_ns_t)dm->kopt.spin_us * 1000u;
+	l->spin_auto = dm->kopt.spin_auto;
+	l->spin_ns = l->spin_auto ? DP_SPIN_INITIAL_NS : (le_ns_t)dm->kopt.spin_us * 1000u;
+	dp_spin_init(&l->spin, l->spin_ns);
 	l->busy_poll = dm->kopt.busy_poll;
 	l->stop = &g_stop;
 	for (int d = 0; d < LE_DIRS; d++) {
@@ -178,6 +180,8 @@ static int serve(struct kdaemon *dm)
 	set_running(dm, 1);
 	kloop_run(&dm->loop);
 	set_running(dm, 0);
+	if (dm->loop.spin_auto && !dm->loop.busy_poll)
+		dp_spin_report(&dm->loop.spin, stderr, "linkemuk: thread", 0);
 	pm_qos_release(qos_fd);
 	dp_control_stop(dm->control);
 	dm->control = NULL;

@@ -58,7 +58,8 @@ void dp_options_usage(const char *prog)
 	       "  --wait MODE       how an idle lcore waits: busy (poll, one CPU at 100 %%) or adaptive\n"
 	       "                    (sleep until shortly before the next deadline or a frame; single\n"
 	       "                    and per-direction layouts) (default %s; docs/performance.md)\n"
-	       "  --spin-us N       adaptive: wake N us before a deadline and poll until it (default %u)\n"
+	       "  --spin-us N|auto  adaptive: wake N us before a deadline and poll until it; auto: as early\n"
+	       "                    as 99.9 %% of the lcore's recent wake-ups were late (default auto)\n"
 	       "  --idle-us N       adaptive: sleep only after N us without a frame (default %u)\n"
 	       "  --no-pm-qos       do not hold /dev/cpu_dma_latency at 0 (deep CPU idle: cheaper, later wake-ups);\n"
 	       "                    --wait adaptive never holds it\n"
@@ -79,7 +80,7 @@ void dp_options_usage(const char *prog)
 	       "Grammar: netem words (delay, loss, rate, limit, duplicate, corrupt, reorder, slot,\n"
 	       "trace, codel, ...) and classes: see docs/grammar.md.\n"
 	       "Stop with SIGINT or SIGTERM; the final counters are printed.\n",
-	       prog, DP_MAX_BURST, dp_wait_mode_name(DP_WAIT_DEFAULT_MODE), DP_WAIT_DEFAULT_SPIN_US,
+	       prog, DP_MAX_BURST, dp_wait_mode_name(DP_WAIT_DEFAULT_MODE),
 	       DP_WAIT_DEFAULT_IDLE_US, DP_DEFAULT_CONTROL_PATH, DP_DEFAULT_MAX_LIMIT);
 }
 
@@ -101,6 +102,7 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 	o->ring_size = 4096;
 	o->wait = DP_WAIT_DEFAULT_MODE;
 	o->spin_us = DP_WAIT_DEFAULT_SPIN_US;
+	o->spin_auto = 1;
 	o->idle_us = DP_WAIT_DEFAULT_IDLE_US;
 
 	for (int i = 0; i < argc; i++) {
@@ -192,13 +194,21 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 			}
 			o->wait_set = 1;
 		} else if (strcmp(a, "--spin-us") == 0 || strcmp(a, "--idle-us") == 0) {
+			const int spin = strcmp(a, "--spin-us") == 0;
 			if (need_value(i, argc, argv, err, errlen))
 				return -1;
+			if (spin && strcmp(argv[i + 1], "auto") == 0) {
+				o->spin_auto = 1;
+				i++;
+				continue;
+			}
 			if (le_parse_u64(argv[++i], 0, DP_WAIT_MAX_US, &v, sub, sizeof(sub))) {
-				snprintf(err, errlen, "%s: '%s': %s", a, argv[i], sub);
+				snprintf(err, errlen, "%s: '%s': %s%s", a, argv[i], sub, spin ? " (or auto)" : "");
 				return -1;
 			}
-			*(strcmp(a, "--spin-us") == 0 ? &o->spin_us : &o->idle_us) = (unsigned)v;
+			*(spin ? &o->spin_us : &o->idle_us) = (unsigned)v;
+			if (spin)
+				o->spin_auto = 0;
 		} else if (strcmp(a, "--held-mbufs") == 0) {
 			if (need_value(i, argc, argv, err, errlen))
 				return -1;

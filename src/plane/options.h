@@ -46,6 +46,7 @@ struct dp_options {
 	enum dp_wait_mode wait;                  /* how an idle lcore waits (wait.h) */
 	int wait_set;                            /* --wait given (else the plane's default) */
 	unsigned spin_us;                        /* adaptive: wake this early before a deadline */
+	int spin_auto;                           /* adaptive: learn the spin instead (spin_learn.h) */
 	unsigned idle_us;                        /* adaptive: sleep only after this long idle */
 };
 

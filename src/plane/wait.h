@@ -26,7 +26,7 @@ enum dp_wait_mode {
 
 /* linkemud's default, from the measurements in docs/performance.md. */
 #define DP_WAIT_DEFAULT_MODE DP_WAIT_BUSY
-#define DP_WAIT_DEFAULT_SPIN_US 50u
+#define DP_WAIT_DEFAULT_SPIN_US 50u /* a fixed spin when --spin-us gives none */
 #define DP_WAIT_DEFAULT_IDLE_US 0u
 #define DP_WAIT_MAX_US 1000000u
 
@@ -35,7 +35,9 @@ enum dp_wait_mode {
 #define DP_WAIT_MIN_NAP_NS (10 * LE_NS_PER_US)
 
 struct dp_wait_policy {
-	le_ns_t spin_ns;     /* wake this long before a deadline, then poll */
+	le_ns_t spin_ns;     /* wake this long before a deadline, then poll (the
+			      * learned spin's starting value when spin_auto) */
+	int spin_auto;       /* the loop learns spin_ns from its wake-ups (spin_learn.h) */
 	le_ns_t idle_ns;     /* sleep only after this long without a frame moved */
 	le_ns_t max_nap_ns;  /* longest sleep: bounds how late a control request or a
 			      * frame the port cannot signal is seen */

@@ -42,6 +42,8 @@ def test_linkemuk_bad_input_exits_2_naming_it(linkemuk_bin):
     assert cp.returncode == 2 and "--iface-a and --iface-b are required" in cp.stderr, cp.stderr
     cp = _linkemuk(linkemuk_bin, "--iface-a", "x", "--iface-b", "y", "--layout", "pipeline")
     assert cp.returncode == 2 and "does not apply to linkemuk" in cp.stderr, cp.stderr
+    cp = _linkemuk(linkemuk_bin, "--iface-a", "x", "--iface-b", "y", "--spin-us", "soon")
+    assert cp.returncode == 2 and "--spin-us: 'soon'" in cp.stderr and "(or auto)" in cp.stderr, cp.stderr
     cp = _linkemuk(linkemuk_bin, "--check", "delay 5ms loss 1%")
     assert cp.returncode == 0 and cp.stdout.strip() == "delay 5ms loss 1%", cp
 

@@ -29,6 +29,7 @@ def test_linkemud_rejects_bad_wait_values(linkemud_bin):
     for args, says in ((["--wait", "sleepy"], "--wait: 'sleepy' is not a waiting mode (busy, adaptive)"),
                        (["--wait"], "--wait: missing value"),
                        (["--spin-us", "-1"], "--spin-us: '-1'"),
+                       (["--spin-us", "automatic"], "--spin-us: 'automatic'"),
                        (["--idle-us", "1000001"], "--idle-us: '1000001'")):
         cp = subprocess.run([str(linkemud_bin), "--", *args], capture_output=True, text=True,
                             timeout=10)
@@ -40,6 +41,8 @@ def test_linkemud_rejects_bad_wait_values(linkemud_bin):
 def test_cli_rejects_bad_wait_values():
     cp = linkemu("run", "--bed", BED, "--wait", "sleepy")
     assert cp.returncode == 2 and "--wait" in cp.stderr and "'sleepy'" in cp.stderr, cp.stderr
+    cp = linkemu("run", "--bed", BED, "--wait", "adaptive", "--spin-us", "soon")
+    assert cp.returncode == 2 and "bad --spin-us 'soon' (expected auto or microseconds" in cp.stderr, cp.stderr
     bed = testbed.bed_for(BED)
     with pytest.raises(UsageError, match="--wait adaptive needs the single or per-direction"):
         daemon.validate(daemon.DaemonConfig(bed=bed, layout="pipeline", wait="adaptive"))
@@ -47,6 +50,9 @@ def test_cli_rejects_bad_wait_values():
     argv = daemon.build_argv(paths.find_linkemud() or "linkemud", cfg)
     assert argv[argv.index("--wait") + 1] == "adaptive"
     assert "--wait" not in daemon.build_argv("linkemud", daemon.DaemonConfig(bed=bed))
+    argv = daemon.build_argv("linkemud", daemon.DaemonConfig(bed=bed, wait="adaptive", spin="120"))
+    assert argv[argv.index("--spin-us") + 1] == "120"
+    assert "--spin-us" not in daemon.build_argv("linkemud", cfg)
 
 
 def _cpu_s(pid: int) -> float:
@@ -80,5 +86,20 @@ def test_adaptive_forwards_conserves_and_sleeps(bed_up, run_link):
     assert res["delay_ns"]["min"] >= 10_000_000, res["delay_ns"]
     a2b = final["directions"]["a2b"]
     assert a2b["rx"] >= 1000 and a2b["tx"] == a2b["rx"] and a2b["dropped_total"] == 0, a2b
-    naps = re.search(r"--wait adaptive: (\d+) naps \((\d+) ended by a frame\)", log.read_text())
+    text = log.read_text()
+    naps = re.search(r"--wait adaptive: (\d+) naps \((\d+) ended by a frame\)", text)
     assert naps and int(naps.group(2)) > 0, "the lcore never woke on a frame"
+    # The spin is learned by default (--spin-us auto): from the naps that
+    # ended by their timer, well over the warm-up's 256 in a second idle.
+    spin = re.search(r"--wait adaptive: spin ([\d.]+) us \(auto, learned from (\d+) timer wake-ups; "
+                     r"(\d+) woke later than 1024 us", text)
+    assert spin, "no learned spin in the daemon's log:\n" + text
+    assert int(spin.group(2)) >= 256 and 0 < float(spin.group(1)) <= 1024 + 5, spin.group(0)
+
+
+def test_a_fixed_spin_is_kept(bed_up, run_link):
+    link = run_link("delay 1ms", "delay 1ms", "--wait", "adaptive", "--spin-us", "80")
+    time.sleep(0.5)
+    link.stop()
+    text = paths.daemon_log_file(BED).read_text()
+    assert re.search(r"--wait adaptive: spin 80\.0 us \(fixed\)", text), text

@@ -25,7 +25,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     a2b, b2a = api.resolve_links(a.a2b, a.b2a, a.profile)
     cfg = daemon.DaemonConfig(bed=bed.layout, a2b=a2b, b2a=b2a, pmd=a.pmd or "af_xdp",
                               lcores=a.lcores or "", layout=a.layout, seed=a.seed, io=a.io,
-                              wait=a.wait)
+                              wait=a.wait, spin=a.spin_us)
     daemon.validate(cfg)
     away = _isolated_cpus(a)   # checked before anything starts; None without --isolate-lcore
     for line in isolation.recover_stale():   # a killed --isolate-lcore run's threads
@@ -40,7 +40,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         # the daemon relies on (offloads off, hugepages free).
         bring_up(bed, a.pmd or "af_xdp")
         link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed,
-                       io=a.io, wait=a.wait)
+                       io=a.io, wait=a.wait, spin=a.spin_us)
         player = scenario.run_scenario_start(scen, link, a.detach)
         echoes = punt.start_echoes(a, bed.name, a2b, b2a)   # --punt-echo
         how = ("kernel sockets" if a.io == "kernel"
@@ -152,6 +152,9 @@ def register(sub, bed_opt: argparse.ArgumentParser) -> None:
                    help="how the idle data plane waits: busy (poll; one CPU at 100 %%) or "
                         "adaptive (sleep until shortly before the next deadline or a frame; "
                         "default: the daemon's, docs/performance.md)")
+    r.add_argument("--spin-us", default=None, metavar="N|auto",
+                   help="with --wait adaptive: wake N us before a deadline and poll until it; auto "
+                        "(the default): as early as 99.9 %% of the data plane's recent wake-ups were late")
     r.add_argument("--detach", action="store_true", help="return once the daemon is ready")
     r.add_argument("--isolate-lcore", action="store_true",
                    help="while the run lasts, move every other thread that may also run elsewhere "

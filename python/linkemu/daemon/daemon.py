@@ -53,6 +53,7 @@ class DaemonConfig:
     seed: int | None = None
     io: str = "dpdk"           # "kernel": linkemuk (pmd, lcores, layout do not apply)
     wait: str | None = None    # None -> the daemon's own default (WAITS)
+    spin: str | None = None    # adaptive: "auto" or microseconds; None -> the daemon's default (auto)
 
 
 @dataclass
@@ -86,6 +87,8 @@ def validate(cfg: DaemonConfig) -> None:
     if cfg.wait == "adaptive" and cfg.layout == "pipeline":
         raise UsageError("--wait adaptive needs the single or per-direction layout (the "
                          "pipeline's lcores hand frames over rings, which cannot wake a sleeper)")
+    if cfg.spin is not None and cfg.spin != "auto" and not (cfg.spin.isdigit() and int(cfg.spin) <= 1_000_000):
+        raise UsageError(f"bad --spin-us '{cfg.spin}' (expected auto or microseconds, 0 to 1000000)")
     if cfg.lcores and not _LCORES_RE.match(cfg.lcores):
         raise UsageError(f"bad --lcores '{cfg.lcores}' (expected a list like 1 or 1-2 or 1,3)")
     if cfg.seed is not None and cfg.seed < 0:
@@ -140,6 +143,8 @@ def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
         argv += ["--seed", str(cfg.seed)]
     if cfg.wait is not None:
         argv += ["--wait", cfg.wait]      # linkemuk takes it too (busy = --busy-poll)
+    if cfg.spin is not None:
+        argv += ["--spin-us", cfg.spin]   # both planes: the spin of the adaptive wait
     return argv
 
 

@@ -108,26 +108,35 @@ static int frame_words(const struct le_cs_group *g, const struct le_pkt *p, uint
 	return 1;
 }
 
-/* The same from a plain IPv4 frame's fields (class_fast.h): no parse. */
-static int plain4_words(const struct le_cs_group *g, const struct le_plain4 *v, uint64_t *w)
+/* What plain4_words needs of a group, worked out once: which frames it
+ * refuses, and the masks that keep its fields of words 4 and 5. */
+static void plain4_recipe(struct le_cs_group *g)
 {
 	const unsigned f = g->fields;
 
-	if ((f & LE_M_VLAN) || ((f & LE_M_SRC) && g->src_family != 4) || ((f & LE_M_DST) && g->dst_family != 4) ||
-	    ((f & (LE_M_SPORT | LE_M_DPORT)) && !v->ports))
+	g->plain4_never = (f & LE_M_VLAN) || ((f & LE_M_SRC) && g->src_family != 4) ||
+			  ((f & LE_M_DST) && g->dst_family != 4);
+	g->plain4_ports = (f & (LE_M_SPORT | LE_M_DPORT)) != 0;
+	g->mask4 = scalar_word(f & LE_M_ETHER ? 0xffff : 0, 0, f & LE_M_SPORT ? 0xffff : 0, f & LE_M_DPORT ? 0xffff : 0);
+	g->mask5 = proto_word(f & LE_M_PROTO ? 0xff : 0, f & LE_M_DSCP ? 0xff : 0);
+}
+
+/* The same from a plain IPv4 frame's fields (class_fast.h): no parse,
+ * and no branch per field (perf: the field-by-field form cost ~39
+ * instructions a frame on a 16-rule set). The address words are written
+ * whether the group hashes them or not (key_words: only its words are
+ * read). */
+static inline int plain4_words(const struct le_cs_group *g, const struct le_plain4 *v, uint64_t *w)
+{
+	const uint32_t src = v->src_raw & g->src4_mask, dst = v->dst_raw & g->dst4_mask;
+
+	if (g->plain4_never || (g->plain4_ports && !v->ports))
 		return 0;
-	if (f & LE_M_SRC) {
-		const uint32_t a = v->src_raw & g->src4_mask;
-		w[0] = w[1] = 0;
-		memcpy(w, &a, 4); /* as addr_words lays the bytes out */
-	}
-	if (f & LE_M_DST) {
-		const uint32_t a = v->dst_raw & g->dst4_mask;
-		w[2] = w[3] = 0;
-		memcpy(w + 2, &a, 4);
-	}
-	w[4] = scalar_word(f & LE_M_ETHER ? 0x0800 : 0, 0, f & LE_M_SPORT ? v->sport : 0, f & LE_M_DPORT ? v->dport : 0);
-	w[5] = proto_word(f & LE_M_PROTO ? v->proto : 0, f & LE_M_DSCP ? v->dscp : 0);
+	w[0] = w[1] = w[2] = w[3] = 0;
+	memcpy(w, &src, 4); /* as addr_words lays the bytes out */
+	memcpy(w + 2, &dst, 4);
+	w[4] = scalar_word(0x0800, 0, v->sport, v->dport) & g->mask4;
+	w[5] = proto_word(v->proto, v->dscp) & g->mask5;
 	return 1;
 }
 
@@ -160,15 +169,19 @@ static uint64_t key_hash(const struct le_cs_group *g, const uint64_t *w)
 }
 
 /* The entry holding key w, or the empty one where it would go, searched
- * from slot i (its hash). */
-static struct le_cs_entry *probe_from(const struct le_cs_group *g, const uint64_t *w, uint64_t i)
+ * from the slot of its hash h. An entry of another key is passed on its
+ * stored hash alone, mostly: the words are compared only when the hashes
+ * are equal. */
+static struct le_cs_entry *probe_from(const struct le_cs_group *g, const uint64_t *w, uint64_t h)
 {
-	for (;; i++) {
+	for (uint64_t i = h;; i++) {
 		struct le_cs_entry *e = &g->table[i & g->mask];
 		unsigned m;
 
 		if (e->rule == 0)
 			return e;
+		if (e->hash != h)
+			continue;
 		for (m = g->words; m && e->key[__builtin_ctz(m)] == w[__builtin_ctz(m)]; m &= m - 1)
 			;
 		if (m == 0)
@@ -225,12 +238,16 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 			ng->words = key_words(m->fields);
 			ng->src4_mask = v4_mask(m->src.len);
 			ng->dst4_mask = v4_mask(m->dst.len);
+			plain4_recipe(ng);
 		}
 		size[g]++;
 	}
+	/* At most a quarter full: a frame that matches no rule (most, in
+	 * a per-flow set) probes ~1.4 slots on average instead of ~2.5 at
+	 * half full, and the tables stay small (64 bytes a slot). */
 	for (unsigned g = 0; g < s->ngroups; g++) {
 		uint32_t cap = 4;
-		while (cap < 2 * size[g])
+		while (cap < 4 * size[g])
 			cap <<= 1;
 		s->group[g].mask = cap - 1;
 		s->group[g].table = calloc(cap, sizeof(*s->group[g].table));
@@ -251,6 +268,7 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 		e = probe(&s->group[g], w);
 		if (e->rule == 0) {
 			memcpy(e->key, w, sizeof(w));
+			e->hash = key_hash(&s->group[g], w);
 			e->rule = i + 1;
 		}
 	}

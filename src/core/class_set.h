@@ -37,6 +37,7 @@
 
 struct le_cs_entry {
 	uint64_t key[LE_CS_WORDS];
+	uint64_t hash; /* the key's: a probe compares it before the words */
 	uint32_t rule; /* rule index + 1; 0 = empty */
 };
 
@@ -50,6 +51,11 @@ struct le_cs_group {
 				   * (the only words hashed and compared) */
 	uint32_t src4_mask, dst4_mask; /* IPv4 prefixes: the mask's bytes as
 					* they lie in the frame */
+	/* A plain IPv4 frame's key (plain4_words), without a branch per
+	 * field: words 4 and 5 masked to the group's fields. */
+	int plain4_never;         /* a field a plain IPv4 frame cannot match (vlan, IPv6) */
+	int plain4_ports;         /* needs the ports */
+	uint64_t mask4, mask5;
 	struct le_cs_entry *table;
 };
 

@@ -5,9 +5,11 @@ LINKEMU_TEST_IO=kernel; these tests keep it covered in the default run.)"""
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 from kit import linkemu, suite_bed
+from linkemu.bed import paths
 from linkemu.instruments import ping
 
 BED = suite_bed(__file__)
@@ -23,6 +25,13 @@ def test_kernel_plane_forwards_with_conservation(bed_up, run_link):
     assert a2b["dropped"].get("loss", 0) > 0, a2b["dropped"]
     # Every reply crossed 2 ms each way.
     assert r.received > 0 and min(r.rtts_ms) >= 4.0, r.rtts_ms
+    # It slept between frames, its spin learned from its own wake-ups
+    # (spin_learn.h) or still the starting one after too few of them.
+    text = paths.daemon_log_file(BED).read_text()
+    spin = re.findall(r"linkemuk: thread 0: --wait adaptive: spin ([\d.]+) us \(auto, (learned|not learned)", text)
+    assert spin, "linkemuk said nothing of its spin:\n" + text[-2000:]
+    us, how = spin[-1]
+    assert 0 < float(us) <= 1024 + 5 and (how == "learned" or float(us) == 200.0), spin[-1]
 
 
 def test_run_io_kernel_refuses_a_layout(bed_up):

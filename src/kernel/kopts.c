@@ -30,8 +30,7 @@ static void usage(void)
 int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen)
 {
 	memset(k, 0, sizeof(*k));
-	k->spin_us = K_DEFAULT_SPIN_US;
-	k->spin_auto = 1;
+	k->spin_auto = 1; /* spin_us counts only once --spin-us N sets it */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int has_value = i + 1 < argc;

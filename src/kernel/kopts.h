@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define K_DEFAULT_SPIN_US 50u /* a fixed spin when --spin-us gives none */
 #define K_ARGS_MAX 256
 
 struct kopts {

@@ -101,8 +101,7 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 	o->burst = 32;
 	o->ring_size = 4096;
 	o->wait = DP_WAIT_DEFAULT_MODE;
-	o->spin_us = DP_WAIT_DEFAULT_SPIN_US;
-	o->spin_auto = 1;
+	o->spin_auto = 1; /* spin_us counts only once --spin-us N sets it */
 	o->idle_us = DP_WAIT_DEFAULT_IDLE_US;
 
 	for (int i = 0; i < argc; i++) {

@@ -26,7 +26,6 @@ enum dp_wait_mode {
 
 /* linkemud's default, from the measurements in docs/performance.md. */
 #define DP_WAIT_DEFAULT_MODE DP_WAIT_BUSY
-#define DP_WAIT_DEFAULT_SPIN_US 50u /* a fixed spin when --spin-us gives none */
 #define DP_WAIT_DEFAULT_IDLE_US 0u
 #define DP_WAIT_MAX_US 1000000u
 

@@ -127,7 +127,7 @@ def one_mode(bed: api.Bed, mode: str, rnd: int, o, tmp: Path) -> dict:
     dcpu = cpus.daemon_cpu()
     out: dict = {}
     since = log_size()
-    link = bed.run(LINK, "", pmd="af_xdp", wait=mode, seed=1)
+    link = bed.run(LINK, "", pmd="af_xdp", wait=mode, seed=1, io=o.io)
     try:
         time.sleep(0.5)
         with CpuMeter(link.pid, dcpu) as m:
@@ -146,7 +146,7 @@ def one_mode(bed: api.Bed, mode: str, rnd: int, o, tmp: Path) -> dict:
     # What the spacing of the daemon's polls alone allowed (poll_gaps.h).
     gaps = (final["directions"]["a2b"].get("poll_gaps") or {}).get("lateness_ns") or {}
     out["gaps_p99"], out["gaps_p999"] = gaps.get("p99"), gaps.get("p999")
-    link = bed.run(LINK, "", pmd="af_xdp", wait=mode, seed=1)
+    link = bed.run(LINK, "", pmd="af_xdp", wait=mode, seed=1, io=o.io)
     try:
         time.sleep(0.5)
         samples = tmp / f"{mode}{rnd}-45.owd"
@@ -172,6 +172,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one round, shorter runs")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--io", choices=("dpdk", "kernel"), default="dpdk",
+                    help="the data plane: linkemud (dpdk, the default) or linkemuk (kernel: busy is its "
+                         "--busy-poll; its thread is not pinned, so the CPU columns are its process's)")
     ap.add_argument("--adaptive-args", default="", metavar="ARGS",
                     help="more linkemud options for the adaptive runs, e.g. '--spin-us 200'")
     ap.add_argument("--isolate-lcore", action="store_true",
@@ -224,6 +227,8 @@ def measure(o, moved: dict) -> int:
           f"on each CPU, us: daemon's CPU {cpus.daemon_cpu()} p99 {gap['p99'] / 1000:.2f} p99.9 "
           f"{gap['p999'] / 1000:.2f} max {gap['max'] / 1000:.1f}; tools' CPU {tool_cpu} p99 "
           f"{tgap['p99'] / 1000:.2f} p99.9 {tgap['p999'] / 1000:.2f} max {tgap['max'] / 1000:.1f}")
+    if o.io == "kernel":
+        print("data plane: linkemuk (kernel sockets; its thread may run on either CPU)")
     if o.adaptive_args:
         print(f"adaptive runs with: {o.adaptive_args}")
     print(f"daemon's CPU: {'isolated, ' + isolation.describe(moved) + ' moved off it' if moved else 'shared with every thread the bench did not start (--isolate-lcore to move them)'}")
@@ -250,7 +255,7 @@ def measure(o, moved: dict) -> int:
         how = (f"learned from {a['spin_wakeups']:.0f} timer wake-ups, {a['spin_beyond']:.0f} of them later "
                f"than 1024 us" if "spin_wakeups" in a else "as given")
         print(f"  adaptive's spin at the end of the precision run: {a['spin_us']:.1f} us ({how}; median of rounds)")
-    print("linkemud CPU s/s (process; + guest idle polling of its CPU):")
+    print(f"{'linkemuk' if o.io == 'kernel' else 'linkemud'} CPU s/s (process; + guest idle polling of its CPU):")
     print(f"  {'mode':9} {'idle':>13} {'45 Mbit/s':>13} {'full load':>13}")
     for m in MODES:
         r = med[m]

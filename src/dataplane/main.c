@@ -35,7 +35,6 @@
 #include "pm_qos.h"
 #include "ports.h"
 #include "report.h"
-#include "spin_learn.h"
 #include "dpdk_state.h"
 #include "state.h"
 #include "telemetry.h"
@@ -427,8 +426,7 @@ static int serve(struct daemon *dm)
 	print_ready(dm);
 
 	g_wait_mode = dm->opt.wait;
-	g_wait = (struct dp_wait_policy){.spin_ns = dm->opt.spin_auto ? DP_SPIN_INITIAL_NS
-								   : dm->opt.spin_us * LE_NS_PER_US,
+	g_wait = (struct dp_wait_policy){.spin_ns = dp_options_spin_ns(&dm->opt),
 					 .spin_auto = dm->opt.spin_auto,
 					 .idle_ns = dm->opt.idle_us * LE_NS_PER_US,
 					 .max_nap_ns = DP_WAIT_WAKE_MAX_NAP_NS};

@@ -30,7 +30,6 @@ static void usage(void)
 int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen)
 {
 	memset(k, 0, sizeof(*k));
-	k->spin_auto = 1; /* spin_us counts only once --spin-us N sets it */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int has_value = i + 1 < argc;
@@ -52,24 +51,6 @@ int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen
 				k->iface[a[8] == 'a' ? 0 : 1] = argv[++i];
 		} else if (strcmp(a, "--busy-poll") == 0) {
 			k->busy_poll = 1;
-		} else if (strcmp(a, "--spin-us") == 0) {
-			uint64_t v;
-			char sub[128];
-			if (!has_value) {
-				snprintf(err, errlen, "%s: missing value", a);
-				return -1;
-			}
-			if (strcmp(argv[i + 1], "auto") == 0) {
-				k->spin_auto = 1;
-				i++;
-				continue;
-			}
-			if (le_parse_u64(argv[++i], 0, 1000000, &v, sub, sizeof(sub))) {
-				snprintf(err, errlen, "--spin-us: '%s': %s (or auto)", argv[i], sub);
-				return -1;
-			}
-			k->spin_us = (unsigned)v;
-			k->spin_auto = 0;
 		} else if (strcmp(a, "--layout") == 0 || strcmp(a, "--ring-size") == 0) {
 			snprintf(err, errlen, "%s does not apply to linkemuk (one thread runs both directions)", a);
 			return -1;

@@ -11,8 +11,6 @@
 struct kopts {
 	const char *iface[2];    /* side A, side B */
 	int busy_poll;           /* never sleep */
-	unsigned spin_us;        /* wake this long before a deadline, then poll */
-	int spin_auto;           /* learn the spin from the wake-ups instead (spin_learn.h) */
 	const char *instance;    /* a name that tells daemons apart (ps, the bed) */
 	/* What remains for dp_options_parse. */
 	int argc;

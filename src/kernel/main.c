@@ -122,8 +122,8 @@ static int start(struct kdaemon *dm)
 	}
 	dp_punt_bind(l->punt, &dm->ops);
 	l->burst = dm->opt.burst > K_BURST_MAX ? K_BURST_MAX : dm->opt.burst;
-	l->spin_auto = dm->kopt.spin_auto;
-	l->spin_ns = l->spin_auto ? DP_SPIN_INITIAL_NS : (le_ns_t)dm->kopt.spin_us * 1000u;
+	l->spin_auto = dm->opt.spin_auto;
+	l->spin_ns = dp_options_spin_ns(&dm->opt);
 	dp_spin_init(&l->spin, l->spin_ns);
 	l->busy_poll = dm->kopt.busy_poll;
 	l->stop = &g_stop;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "spin_learn.h"
 #include "units.h"
 
 #define DP_MAX_BURST 512u
@@ -267,4 +268,9 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 	if (!o->control_path)
 		o->control_path = DP_DEFAULT_CONTROL_PATH;
 	return 0;
+}
+
+le_ns_t dp_options_spin_ns(const struct dp_options *o)
+{
+	return o->spin_auto ? DP_SPIN_INITIAL_NS : (le_ns_t)o->spin_us * LE_NS_PER_US;
 }

@@ -50,6 +50,10 @@ struct dp_options {
 	unsigned idle_us;                        /* adaptive: sleep only after this long idle */
 };
 
+/* The spin an adaptive thread starts with: --spin-us N, or the learned
+ * spin's starting value (spin_learn.h) under --spin-us auto. */
+le_ns_t dp_options_spin_ns(const struct dp_options *o);
+
 /* Frames a direction may hold at once: the sum of its classes' limits. */
 uint64_t dp_path_frame_limit(const struct le_path_config *c);
 

@@ -45,6 +45,7 @@ static double run(const char *text, uint64_t warm, uint64_t frames, uint64_t *he
 	double t0 = 0;
 	uint64_t tx = 0;
 
+	bench_udp4_restore(); /* its links have no `corrupt`: the frame stays as it is */
 	if (le_path_config_parse(text, &cfg, err, sizeof(err)) < 0 ||
 	    le_path_init(&p, &cfg, LE_DIR_A2B, 1, &ops, err, sizeof(err)) < 0) {
 		fprintf(stderr, "model_cost: '%s': %s\n", text, err);

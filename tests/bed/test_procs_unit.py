@@ -5,26 +5,34 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 from linkemu.bed import procs
 
 
-def _stand_in(tmp_path, *args):
-    """A sleeping process whose argv[1] is a file called linkemud."""
+def _stand_in_script(tmp_path):
+    """A script called linkemud that says it runs, then sleeps.
+
+    Written once per test: rewriting it for every stand-in truncated the
+    file under a stand-in that had exec'd but not yet read it, which then ran
+    an empty script and exited (CI, stop 24)."""
     fake = tmp_path / "linkemud"
-    fake.write_text("import time\ntime.sleep(30)\n")
-    p = subprocess.Popen([sys.executable, str(fake), *args])
-    deadline = time.monotonic() + 5
-    while procs.cmdline(p.pid)[1:2] != [str(fake)] and time.monotonic() < deadline:
-        time.sleep(0.01)
+    fake.write_text("import sys, time\nprint('running', flush=True)\ntime.sleep(30)\n")
+    return fake
+
+
+def _stand_in(fake, *args):
+    """Start the stand-in and return once it is running its sleep, not merely
+    exec'd: its command line is right from exec on, before it reads fake."""
+    p = subprocess.Popen([sys.executable, str(fake), *args], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "running\n", f"stand-in {args} did not start"
     return p
 
 
 def test_a_daemon_counts_and_a_one_shot_run_does_not(tmp_path):
-    daemon = _stand_in(tmp_path, "--file-prefix", "zz-test", "--", "--control", "/tmp/x")
-    probes = [_stand_in(tmp_path, "--help"), _stand_in(tmp_path, "--check", "delay 1ms"),
-              _stand_in(tmp_path, "--version")]
+    fake = _stand_in_script(tmp_path)
+    daemon = _stand_in(fake, "--file-prefix", "zz-test", "--", "--control", "/tmp/x")
+    probes = [_stand_in(fake, "--help"), _stand_in(fake, "--check", "delay 1ms"),
+              _stand_in(fake, "--version")]
     try:
         found = procs.any_linkemud()
         assert daemon.pid in found
@@ -34,4 +42,5 @@ def test_a_daemon_counts_and_a_one_shot_run_does_not(tmp_path):
         for p in [daemon, *probes]:
             p.kill()
             p.wait()
+            p.stdout.close()
     assert daemon.pid not in procs.any_linkemud()

@@ -162,7 +162,7 @@ def test_down_after_crash_kills_orphan_daemon_and_dpdk_files(bed_up, tmp_path):
     fake.chmod(0o755)
     b = testbed.bed_for(BED)
     p = subprocess.Popen([str(fake), "-l", "1", "--file-prefix", b.file_prefix],
-                         stdout=subprocess.DEVNULL, start_new_session=True)
+                         stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         paths.daemon_pid_file(BED).write_text(f"{p.pid}\n")
         rt = paths.DPDK_RUN_ROOT / b.file_prefix
@@ -171,7 +171,9 @@ def test_down_after_crash_kills_orphan_daemon_and_dpdk_files(bed_up, tmp_path):
         hp = Path("/dev/hugepages") / f"{b.file_prefix}map_0"
         if Path("/dev/hugepages").is_dir():
             hp.write_bytes(b"")
-        time.sleep(0.5)                        # let it install its handler
+        # It prints once its SIGTERM handler is in place (a fixed sleep was
+        # too short when Python started slowly on a loaded CI machine).
+        assert p.stdout.readline() == "linkemud: ready\n"
         assert status()["daemon"] == {"running": True, "pid": p.pid}
         t0 = time.monotonic()
         cp = linkemu("testbed", "down", "--bed", BED)
@@ -184,6 +186,7 @@ def test_down_after_crash_kills_orphan_daemon_and_dpdk_files(bed_up, tmp_path):
         if p.poll() is None:
             p.kill()
             p.wait()
+        p.stdout.close()
 
 
 def test_down_after_daemon_kill9(bed_up, linkemud_bin):

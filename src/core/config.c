@@ -776,11 +776,6 @@ size_t le_config_format(const struct le_link_config *c, char *buf, size_t buflen
 
 /* --- equality ------------------------------------------------------------ */
 
-static int prob_eq(struct le_prob a, struct le_prob b)
-{
-	return a.threshold == b.threshold && a.always == b.always;
-}
-
 static int corr_eq(struct le_corr a, struct le_corr b)
 {
 	return a.rho == b.rho && a.full == b.full;
@@ -788,7 +783,7 @@ static int corr_eq(struct le_corr a, struct le_corr b)
 
 static int chance_eq(int set, const struct le_chance *a, const struct le_chance *b)
 {
-	return !set || (a->percent == b->percent && prob_eq(a->p, b->p) && a->corr_set == b->corr_set &&
+	return !set || (a->percent == b->percent && le_prob_same(a->p, b->p) && a->corr_set == b->corr_set &&
 			(!a->corr_set || (a->corr_percent == b->corr_percent && corr_eq(a->corr, b->corr))));
 }
 
@@ -809,7 +804,7 @@ int le_config_equal(const struct le_link_config *a, const struct le_link_config 
 	if (la->model != lb->model)
 		return 0;
 	if (la->model == LE_LOSS_RANDOM &&
-	    (la->percent != lb->percent || !prob_eq(la->p, lb->p) || la->corr_set != lb->corr_set ||
+	    (la->percent != lb->percent || !le_prob_same(la->p, lb->p) || la->corr_set != lb->corr_set ||
 	     la->random_word != lb->random_word ||
 	     (la->corr_set && (la->corr_percent != lb->corr_percent || !corr_eq(la->corr, lb->corr)))))
 		return 0;
@@ -817,9 +812,9 @@ int le_config_equal(const struct le_link_config *a, const struct le_link_config 
 		if (la->nparam != lb->nparam)
 			return 0;
 		for (unsigned k = 0; k < (la->model == LE_LOSS_GEMODEL ? 4u : 5u); k++)
-			if (la->param[k] != lb->param[k] || !prob_eq(la->prob[k], lb->prob[k]))
+			if (la->param[k] != lb->param[k] || !le_prob_same(la->prob[k], lb->prob[k]))
 				return 0;
-		if (la->model == LE_LOSS_STATE && (!prob_eq(la->cum[0], lb->cum[0]) || !prob_eq(la->cum[1], lb->cum[1])))
+		if (la->model == LE_LOSS_STATE && (!le_prob_same(la->cum[0], lb->cum[0]) || !le_prob_same(la->cum[1], lb->cum[1])))
 			return 0;
 	}
 	if (a->ecn != b->ecn || a->duplicate_set != b->duplicate_set || a->corrupt_set != b->corrupt_set ||

@@ -1008,12 +1008,12 @@ void le_link_inherit(struct le_link *n, struct le_link *o, le_ns_t at)
 	n->floor = n->clock; /* n's serializer starts nothing before the change */
 	if (streams) {
 		n->seed = o->seed;
-		le_chance_carry(&n->dup, &o->dup);
-		le_chance_carry(&n->corrupt, &o->corrupt);
-		le_chance_carry(&n->reorder, &o->reorder);
+		le_chance_carry(&n->dup, &o->dup, &nc->duplicate, &oc->duplicate);
+		le_chance_carry(&n->corrupt, &o->corrupt, &nc->corrupt, &oc->corrupt);
+		le_chance_carry(&n->reorder, &o->reorder, &nc->reorder, &oc->reorder);
 		le_jitter_carry(&n->jitter, &o->jitter);
 	}
-	le_loss_carry(&n->loss, &o->loss, streams, nc->loss.model == oc->loss.model);
+	le_loss_carry(&n->loss, &o->loss, streams, &nc->loss, &oc->loss);
 	le_slot_carry(&n->slot, &o->slot, streams, nc->slot.enabled && oc->slot.enabled);
 	le_codel_carry(&n->codel, &o->codel, nc->codel.enabled && oc->codel.enabled);
 	n->reorder_counter = o->reorder_counter;

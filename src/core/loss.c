@@ -1,14 +1,23 @@
 /* Loss models; see loss.h. The chains follow the current sch_netem.c
- * (loss_gilb_ell, loss_4state) draw for draw, with 64-bit thresholds
- * instead of netem's 32-bit ones. */
+ * (loss_gilb_ell, loss_4state), with 64-bit thresholds instead of
+ * netem's 32-bit ones; gemodel's rare chances are drawn as gaps (the same
+ * trials, fewer draws: rng.h le_rng_chance_gap). */
 #include "loss.h"
 
-void le_loss_carry(struct le_loss_state *n, const struct le_loss_state *o, int streams, int same_model)
+void le_loss_carry(struct le_loss_state *n, const struct le_loss_state *o, int streams,
+		   const struct le_loss_config *nc, const struct le_loss_config *oc)
 {
+	const int same_model = nc->model == oc->model;
+
 	if (streams) {
 		n->rng = o->rng;
 		n->last = o->last;
 		n->primed = o->primed;
+		if (same_model && le_prob_same(nc->p, oc->p))
+			n->left_p = o->left_p;
+		for (int i = 0; same_model && i < 4; i++)
+			if (le_prob_same(nc->prob[i], oc->prob[i]))
+				n->left[i] = o->left[i];
 	}
 	if (same_model)
 		n->state = o->state;
@@ -20,6 +29,9 @@ void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t directi
 	s->last = 0;
 	s->primed = 0;
 	s->state = 1; /* netem starts both chains in state 1 (Good / gap-receive) */
+	s->left_p = 0;
+	for (int i = 0; i < 4; i++)
+		s->left[i] = 0;
 }
 
 void le_loss_init(struct le_loss_state *s, uint64_t seed, uint32_t direction)
@@ -27,22 +39,26 @@ void le_loss_init(struct le_loss_state *s, uint64_t seed, uint32_t direction)
 	le_loss_init_class(s, seed, direction, 0);
 }
 
-static int chance(struct le_rng *r, struct le_prob p)
+/* One trial of gemodel's chance i, with its own gap: the trials of one
+ * chance are independent of the others' and of the state's history, so
+ * each chance's gap counts only its own trials (a gap of p waits while
+ * the chain is in Bad, and goes on when it is back in Good). */
+static int ge_chance(struct le_loss_state *s, const struct le_loss_config *c, int i)
 {
-	return le_rng_chance(r, p);
+	return le_rng_chance_any(&s->rng, c->prob[i], &s->left[i]);
 }
 
 /* Gilbert-Elliott: prob[] = p, r, 1-h, 1-k. */
 static int gemodel(struct le_loss_state *s, const struct le_loss_config *c)
 {
 	if (s->state == LE_GE_GOOD) {
-		if (chance(&s->rng, c->prob[0]))
+		if (ge_chance(s, c, 0))
 			s->state = LE_GE_BAD;
-		return chance(&s->rng, c->prob[3]);
+		return ge_chance(s, c, 3);
 	}
-	if (chance(&s->rng, c->prob[1]))
+	if (ge_chance(s, c, 1))
 		s->state = LE_GE_GOOD;
-	return chance(&s->rng, c->prob[2]);
+	return ge_chance(s, c, 2);
 }
 
 /* 4-state: prob[] = p13, p31, p32, p23, p14; cum[] holds the cumulative
@@ -90,9 +106,9 @@ int le_loss_decide_model(struct le_loss_state *s, const struct le_loss_config *c
 {
 	switch (c->model) {
 	case LE_LOSS_RANDOM:
-		/* Exactly one draw per frame, even when p is 0 or 1, so the
-		 * stream's position depends only on how many frames arrived. */
-		if (!le_corr_none(c->corr) && !s->primed) {
+		if (le_corr_none(c->corr))
+			return le_rng_chance_any(&s->rng, c->p, &s->left_p);
+		if (!s->primed) {
 			s->last = le_rng_u64(&s->rng); /* netem's init_crandom */
 			s->primed = 1;
 		}

@@ -26,31 +26,32 @@ struct le_loss_state {
 	uint64_t last;     /* correlated generator memory (random model) */
 	int primed;        /* last holds a value */
 	int state;         /* chain state: 1..2 (gemodel), 1..4 (state) */
+	uint64_t left_p;   /* random: the gap of a rare p (rng.h le_rng_chance_gap) */
+	uint64_t left[4];  /* gemodel: the gaps of prob[0..3] (p, r, 1-h, 1-k) */
 };
 
 /* Stream of the default class (0). */
 void le_loss_init(struct le_loss_state *s, uint64_t seed, uint32_t direction);
 void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t direction, uint32_t cls);
-/* 1 when the frame is lost. Draws from the loss stream only: one per
- * call for random and state, two for gemodel (transition, then fate, as
- * netem), none when no model is set. */
+/* 1 when the frame is lost. Draws from the loss stream only. random and
+ * gemodel's chances (gemodel: transition, then fate, as netem) are
+ * drawn as gaps when rare (rng.h le_rng_chance_any: a draw per event),
+ * take no draw when certain, and one per frame otherwise or when
+ * correlated; state draws once per frame; no model draws nothing. */
 int le_loss_decide_model(struct le_loss_state *s, const struct le_loss_config *c);
-/* Inline for the common uncorrelated `loss P`, drawn for every frame.
- * The draw is le_rng_chance's, written out: through le_rng_chance GCC
- * allocated offer_chances' registers differently, and `delay 1ms loss
- * 1%` measured 6 % slower (10 alternating pairs of 3 s). */
+/* Inline for the common uncorrelated `loss P`, asked for every frame. */
 static inline int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c)
 {
-	if (c->model == LE_LOSS_RANDOM && le_corr_none(c->corr)) {
-		uint64_t u = le_rng_u64(&s->rng); /* drawn even when certain */
-		return c->p.always || u < c->p.threshold;
-	}
+	if (c->model == LE_LOSS_RANDOM && le_corr_none(c->corr))
+		return le_rng_chance_any(&s->rng, c->p, &s->left_p);
 	return le_loss_decide_model(s, c);
 }
 /* Live change: `n` continues `o`. streams: the random stream (and the
  * correlated generator's memory) goes on where o's is, instead of n's
- * fresh seed. same_model: the chain state carries over (a chain of a
- * different model starts in state 1, as a fresh one). */
-void le_loss_carry(struct le_loss_state *n, const struct le_loss_state *o, int streams, int same_model);
+ * fresh seed, and with it the gap of each chance whose probability nc
+ * keeps. Under the same model (oc's) the chain state carries over (a
+ * chain of a different model starts in state 1, as a fresh one). */
+void le_loss_carry(struct le_loss_state *n, const struct le_loss_state *o, int streams,
+		   const struct le_loss_config *nc, const struct le_loss_config *oc);
 
 #endif

@@ -1,9 +1,12 @@
 /* Per-frame chances; see perframe.h. */
 #include "perframe.h"
 
-void le_chance_carry(struct le_chance_state *n, const struct le_chance_state *o)
+void le_chance_carry(struct le_chance_state *n, const struct le_chance_state *o, const struct le_chance *nc,
+		     const struct le_chance *oc)
 {
 	*n = *o;
+	if (!le_prob_same(nc->p, oc->p))
+		n->left = 0;
 }
 
 void le_chance_init(struct le_chance_state *s, uint64_t seed, uint32_t direction, uint32_t cls,
@@ -12,6 +15,7 @@ void le_chance_init(struct le_chance_state *s, uint64_t seed, uint32_t direction
 	le_rng_seed_class(&s->rng, seed, direction, cls, stream);
 	s->last = 0;
 	s->primed = 0;
+	s->left = 0;
 }
 
 int le_chance_draw_corr(struct le_chance_state *s, const struct le_chance *c)

@@ -22,22 +22,26 @@ struct le_chance_state {
 	struct le_rng rng;
 	uint64_t last;
 	int primed;
+	uint64_t left; /* a rare chance's gap (rng.h le_rng_chance_gap) */
 };
 
 void le_chance_init(struct le_chance_state *s, uint64_t seed, uint32_t direction, uint32_t cls,
 		    enum le_rng_stream stream);
 /* A draw through the correlated generator (le_chance_draw's rare case). */
 int le_chance_draw_corr(struct le_chance_state *s, const struct le_chance *c);
-/* One draw (through the correlated generator when a correlation is set).
- * Inline for the plain chance, drawn for every frame by each stage. */
+/* One trial: as gaps when the chance is rare and uncorrelated (one draw
+ * per event), else one draw (through the correlated generator when a
+ * correlation is set). Inline: every frame asks each stage. */
 static inline int le_chance_draw(struct le_chance_state *s, const struct le_chance *c)
 {
 	if (le_corr_none(c->corr))
-		return le_rng_chance(&s->rng, c->p);
+		return le_rng_chance_any(&s->rng, c->p, &s->left);
 	return le_chance_draw_corr(s, c);
 }
-/* Live change: `n` continues o's stream and correlated memory. */
-void le_chance_carry(struct le_chance_state *n, const struct le_chance_state *o);
+/* Live change from chance oc to nc: `n` continues o's stream and
+ * correlated memory, and o's gap while the probability stays the same. */
+void le_chance_carry(struct le_chance_state *n, const struct le_chance_state *o, const struct le_chance *nc,
+		     const struct le_chance *oc);
 /* Flips one uniformly chosen bit among the first n bytes (n >= 1); two
  * more draws from the same stream. Returns the bit's index (byte*8+bit). */
 uint64_t le_corrupt_bytes(struct le_chance_state *s, uint8_t *bytes, uint32_t n);

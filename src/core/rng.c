@@ -87,6 +87,22 @@ struct le_corr le_corr_from_double(double rho)
 	return c;
 }
 
+uint64_t le_rng_gap(struct le_rng *r, struct le_prob p)
+{
+	double u, log_q, g;
+
+	if (p.threshold == 0)
+		return LE_PROB_RARE_BELOW; /* p = 0: never (le_rng_chance_any does not ask) */
+	/* u uniform on (0, 1] in steps of 2^-53 (never 0, so log(u) is finite).
+	 * G = floor(ln u / ln(1-p)): G >= g exactly when u <= (1-p)^g, which
+	 * has probability (1-p)^g, the geometric law. log1p keeps ln(1-p)
+	 * accurate for the smallest p (1e-9 and below). */
+	u = (double)((le_rng_u64(r) >> 11) + 1) * 0x1p-53;
+	log_q = log1p(-ldexp((double)p.threshold, -64));
+	g = floor(log(u) / log_q);
+	return g >= (double)LE_PROB_RARE_BELOW ? LE_PROB_RARE_BELOW : (uint64_t)g;
+}
+
 uint64_t le_rng_corr(struct le_rng *r, struct le_corr c, uint64_t *last)
 {
 	uint64_t u = le_rng_u64(r);

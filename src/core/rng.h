@@ -59,7 +59,8 @@ static inline uint64_t le_rng_below(struct le_rng *r, uint64_t n)
 
 /* Probability p in [0, 1] as a 64-bit threshold: an event happens when a
  * uniform u64 draw is < threshold. p = 1 maps to UINT64_MAX plus the
- * `always` flag so that a certain event is certain. Exact to ~2^-53
+ * `always` flag so that a certain event is certain (always implies the top
+ * threshold: le_prob_rare relies on it). Exact to ~2^-53
  * relative, so 1e-9 is represented to 1e-25 absolute. */
 struct le_prob {
 	uint64_t threshold;
@@ -72,6 +73,55 @@ static inline int le_rng_chance(struct le_rng *r, struct le_prob p)
 {
 	uint64_t u = le_rng_u64(r);
 	return p.always || u < p.threshold;
+}
+
+/* A rare chance drawn as gaps: the same independent trials, with
+ * probability p each, as le_rng_chance, but one draw per event instead of
+ * one per trial. The number of trials that fail before the next success
+ * is geometric, P(G = g) = (1-p)^g p, and is drawn by inversion (rng.c).
+ * At `duplicate 1%` that is one draw every hundred frames, where an
+ * impaired link draws for several such chances on every frame.
+ *
+ * Rare means 0 < p < 1/4: a gap costs a logarithm or two, which pays
+ * when events are rare. */
+#define LE_PROB_RARE_BELOW (UINT64_C(1) << 62)
+static inline int le_prob_rare(struct le_prob p)
+{
+	/* 1 <= threshold < 2^62 in one comparison (0 wraps to the top); a
+	 * certain p has the top threshold too (le_prob_from_double). Asked
+	 * for every chance of every frame: three tests here measured 40
+	 * instructions a frame on the all-stages row. */
+	return p.threshold - 1 < LE_PROB_RARE_BELOW - 1;
+}
+static inline int le_prob_same(struct le_prob a, struct le_prob b)
+{
+	return a.threshold == b.threshold && a.always == b.always;
+}
+/* Trials that fail before the next success, for a rare p (at most 2^62:
+ * at 10^9 trials a second, 146 years). One draw. */
+uint64_t le_rng_gap(struct le_rng *r, struct le_prob p);
+/* One trial of a rare chance. *left is the trials up to and including
+ * the next success, 0 when no gap is drawn yet (a new stream, or a live
+ * change to another p: trials are memoryless, so a gap drawn afresh under
+ * the new p is exact, where one drawn under the old p would not be; a
+ * change that keeps p keeps the gap, so it changes nothing). *left
+ * belongs to one p: a caller that changes p resets it. */
+static inline int le_rng_chance_gap(struct le_rng *r, struct le_prob p, uint64_t *left)
+{
+	if (*left == 0)
+		*left = le_rng_gap(r, p) + 1;
+	return --*left == 0;
+}
+/* A chance, uncorrelated: as gaps when rare, without a draw when certain
+ * (p = 0 or 1), else one draw per trial (le_rng_chance). *left is the
+ * gap state (used only when rare). */
+static inline int le_rng_chance_any(struct le_rng *r, struct le_prob p, uint64_t *left)
+{
+	if (le_prob_rare(p))
+		return le_rng_chance_gap(r, p, left);
+	if (p.always || p.threshold == 0)
+		return p.always;
+	return le_rng_u64(r) < p.threshold;
 }
 
 /* netem's correlated random numbers (sch_netem.c get_crandom), in 64 bits:
@@ -90,7 +140,7 @@ struct le_corr {
 struct le_corr le_corr_from_double(double rho);
 static inline int le_corr_none(struct le_corr c)
 {
-	return c.rho == 0 && !c.full;
+	return c.rho == 0; /* full has the top rho (le_corr_from_double) */
 }
 /* One correlated draw; *last is the generator's memory (start it with a
  * draw from the same stream, as netem does). */

@@ -17,13 +17,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # past an emptied ring: adoption never leaves an empty ring between two
 # that hold frames.)
 M = [
- ("src/core/link.c", "\t\tle_chance_carry(&n->dup, &o->dup);\n", "", "duplicate stream not carried"),
- ("src/core/link.c", "\t\tle_chance_carry(&n->corrupt, &o->corrupt);\n", "", "corrupt stream not carried"),
- ("src/core/link.c", "\t\tle_chance_carry(&n->reorder, &o->reorder);\n", "", "reorder stream not carried"),
+ ("src/core/link.c", "\t\tle_chance_carry(&n->dup, &o->dup, &nc->duplicate, &oc->duplicate);\n", "", "duplicate stream not carried"),
+ ("src/core/link.c", "\t\tle_chance_carry(&n->corrupt, &o->corrupt, &nc->corrupt, &oc->corrupt);\n", "", "corrupt stream not carried"),
+ ("src/core/link.c", "\t\tle_chance_carry(&n->reorder, &o->reorder, &nc->reorder, &oc->reorder);\n", "", "reorder stream not carried"),
  ("src/core/link.c", "\t\tle_jitter_carry(&n->jitter, &o->jitter);\n", "", "jitter stream not carried"),
- ("src/core/link.c", "streams, nc->loss.model == oc->loss.model);", "streams, 1);", "loss chain carried across models"),
+ ("src/core/loss.c", "const int same_model = nc->model == oc->model;", "const int same_model = 1;", "loss chain carried across models"),
  ("src/core/link.c", "le_loss_carry(&n->loss, &o->loss, streams,", "le_loss_carry(&n->loss, &o->loss, 0,", "loss stream not carried"),
- ("src/core/link.c", "nc->loss.model == oc->loss.model);", "0);", "loss chain not carried"),
+ ("src/core/loss.c", "const int same_model = nc->model == oc->model;", "const int same_model = 0;", "loss chain not carried"),
+ ("src/core/perframe.c", "\tif (!le_prob_same(nc->p, oc->p))\n", "\tif (1)\n", "chance gap redrawn when p is kept"),
+ ("src/core/perframe.c", "\tif (!le_prob_same(nc->p, oc->p))\n", "\tif (0)\n", "chance gap kept when p changes"),
+ ("src/core/loss.c", "if (same_model && le_prob_same(nc->p, oc->p))", "if (0)", "loss gap redrawn when p is kept"),
+ ("src/core/loss.c", "if (same_model && le_prob_same(nc->p, oc->p))", "if (same_model)", "loss gap kept when p changes"),
+ ("src/core/loss.c", "\t\t\tif (le_prob_same(nc->prob[i], oc->prob[i]))\n", "\t\t\tif (0)\n", "gemodel gaps redrawn when kept"),
  ("src/core/link.c", "streams, nc->slot.enabled && oc->slot.enabled);", "streams, 0);", "slot phase not carried"),
  ("src/core/link.c", "le_slot_carry(&n->slot, &o->slot, streams,", "le_slot_carry(&n->slot, &o->slot, 0,", "slot stream not carried"),
  ("src/core/link.c", "nc->codel.enabled && oc->codel.enabled);", "0);", "codel state not carried"),
@@ -69,7 +74,7 @@ def main():
         tests.insert(0, ["tests/unit/test_swap", os.path.join(ROOT, "traces")])
     targets = [t[0] for t in tests]
     with tempfile.TemporaryDirectory(prefix="le_mutate_") as tmp:
-        for d in ("meson.build", "src", "tests", "bench", "profiles"):
+        for d in ("meson.build", "meson_options.txt", "src", "tests", "bench", "profiles"):
             p = os.path.join(ROOT, d)
             (shutil.copytree if os.path.isdir(p) else shutil.copy)(p, os.path.join(tmp, d))
         build = os.path.join(tmp, "build")

@@ -17,9 +17,10 @@ static struct le_loss_config bernoulli(double percent)
 
 static void rates(void)
 {
-	static const double ps[] = { 1e-1, 1e-2, 1e-3 };
+	/* 0.3: a draw per frame; the others are rare, drawn as gaps. */
+	static const double ps[] = { 3e-1, 1e-1, 1e-2, 1e-3 };
 
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 4; i++) {
 		struct le_loss_state s;
 		struct le_loss_config c = bernoulli(ps[i] * 100.0);
 		double p = ps[i], k = 0;
@@ -83,13 +84,29 @@ static void draws(void)
 	CHECK_EQ_U64(k, 0);
 	CHECK(memcmp(&s, &ref, sizeof(s)) == 0);
 
-	/* Any active model: exactly one draw per frame, even at 0 % and 100 %. */
-	for (int j = 0; j < 1000; j++) {
+	/* Certain (0 % or 100 %): no draw either. */
+	for (int j = 0; j < 1000; j++)
 		k += le_loss_decide(&s, j % 2 ? &zero : &all);
+	CHECK_EQ_U64(k, 500);
+	CHECK(memcmp(&s.rng, &ref.rng, sizeof(s.rng)) == 0);
+
+	/* 25 % and more: one draw per frame. */
+	struct le_loss_config half = bernoulli(50);
+	for (int j = 0; j < 1000; j++) {
+		le_loss_decide(&s, &half);
 		le_rng_u64(&ref.rng);
 	}
-	CHECK_EQ_U64(k, 500);
-	CHECK(memcmp(&s, &ref, sizeof(s)) == 0);
+	CHECK(memcmp(&s.rng, &ref.rng, sizeof(s.rng)) == 0);
+
+	/* Rare: one draw per loss, plus the gap still running. */
+	struct le_loss_config rare = bernoulli(2);
+	unsigned lost = 0;
+	for (int j = 0; j < 10000; j++)
+		lost += (unsigned)le_loss_decide(&s, &rare);
+	CHECK(lost > 100, "%u lost", lost);
+	for (unsigned j = 0; j < lost + (s.left_p != 0); j++)
+		le_rng_u64(&ref.rng);
+	CHECK(memcmp(&s.rng, &ref.rng, sizeof(s.rng)) == 0);
 
 	/* 1e-9 is exact: the threshold is round(1e-9 * 2^64), not a rounded
 	 * float's neighbour (the daemon's users count nines). */
@@ -177,11 +194,13 @@ static void chains_by_hand(void)
 	for (int i = 0; i < 6; i++)
 		seq[i] = le_loss_decide(&s, &iso);
 	CHECK(seq[0] == 1 && seq[1] == 0 && seq[2] == 1 && seq[3] == 0, "%d %d %d %d", seq[0], seq[1], seq[2], seq[3]);
-	/* gemodel draws two numbers per frame, state one. */
+	/* gemodel draws two numbers per frame when none of its chances is
+	 * rare or certain (those take gaps, or nothing), state one. */
+	struct le_loss_config ge_even = parsed("loss gemodel 30% 40% 70% 30%");
 	struct le_rng a, b;
 	le_loss_init(&s, 9, 1);
 	le_rng_seed(&a, 9, 1, LE_STREAM_LOSS);
-	le_loss_decide(&s, &ge);
+	le_loss_decide(&s, &ge_even);
 	le_rng_u64(&a), le_rng_u64(&a);
 	b = s.rng;
 	CHECK(memcmp(&a, &b, sizeof(a)) == 0);

@@ -173,11 +173,59 @@ static void classes_and_correlation(void)
 	CHECK(in_range);
 }
 
+/* Gaps of rare chances (le_rng_gap): geometric, P(G = g) = (1-p)^g p.
+ * For n gaps: the sample mean against (1-p)/p, with sd sqrt(1-p)/(p
+ * sqrt(n)), and the share of zero gaps (a success at once) against p,
+ * with sd sqrt(p(1-p)/n); two-sided 99.9 % bounds (3.2905 sd, normal
+ * approximation: n = 10^5 and the rarest count, n p, is 10^4). Down to
+ * p = 1e-12, where ln(1-p) needs log1p. And the trials a gap stands for
+ * lose at the rate p (le_rng_chance_gap). */
+static void gaps(void)
+{
+	static const double ps[] = { 0.2, 0.1, 1e-2, 1e-5, 1e-9, 1e-12 };
+	const int n = 100000;
+
+	for (unsigned i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+		const double p = ps[i];
+		struct le_prob lp = le_prob_from_double(p);
+		struct le_rng r;
+		double sum = 0, zeros = 0;
+
+		CHECK(le_prob_rare(lp), "p = %g is rare", p);
+		le_rng_seed(&r, 31, 0, LE_STREAM_LOSS);
+		for (int j = 0; j < n; j++) {
+			uint64_t g = le_rng_gap(&r, lp);
+			sum += (double)g;
+			zeros += g == 0;
+		}
+		double mean = (1 - p) / p, sd = sqrt(1 - p) / (p * sqrt(n));
+		CHECK(fabs(sum / n - mean) <= 3.2905 * sd, "p = %g: mean gap %g, expected %g +- %g", p,
+		      sum / n, mean, 3.2905 * sd);
+		if (p >= 0.1) {
+			double zsd = sqrt(p * (1 - p) / n);
+			CHECK(fabs(zeros / n - p) <= 3.2905 * zsd, "p = %g: %g of gaps 0", p, zeros / n);
+		}
+	}
+	/* p = 0.2 as trials: 10^6 of them, n p = 2 x 10^5 successes. */
+	struct le_prob lp = le_prob_from_double(0.2);
+	struct le_rng r;
+	uint64_t left = 0;
+	double k = 0;
+	le_rng_seed(&r, 32, 1, LE_STREAM_DUPLICATE);
+	for (int j = 0; j < 1000000; j++)
+		k += le_rng_chance_gap(&r, lp, &left);
+	CHECK(fabs(k - 2e5) <= 3.2905 * sqrt(1e6 * 0.2 * 0.8), "%g successes", k);
+	/* Not rare: certain, never, and 1/4 or more. */
+	CHECK(!le_prob_rare(le_prob_from_double(0)) && !le_prob_rare(le_prob_from_double(1)) &&
+	      !le_prob_rare(le_prob_from_double(0.25)) && le_prob_rare(le_prob_from_double(0.2499)));
+}
+
 int main(void)
 {
 	classes_and_correlation();
 	reproducible_and_independent();
 	known_answer();
 	probabilities();
+	gaps();
 	return mt_summary();
 }

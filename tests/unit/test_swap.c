@@ -7,6 +7,7 @@
  * stage of the link and several k; the same change with another `seed`
  * changes it. Then timed changes: a change lands exactly at its model
  * time, whenever the owner polls. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -463,7 +464,8 @@ static void classes_by_name(void)
 /* A change of loss model: the loss stream goes on (not reseeded), the
  * chain does not (a different model starts in state 1). The new model's
  * fates equal those of a fresh `loss 50%` link whose stream already gave
- * the draws the old model took: two per frame for gemodel. */
+ * the draws the old model took: two per frame for a gemodel none of
+ * whose chances is rare (below 25 %, drawn as gaps) or certain. */
 static void loss_model_change(void)
 {
 	struct fakes fk;
@@ -473,7 +475,7 @@ static void loss_model_change(void)
 	int diff = 0, lost = 0;
 
 	fk_init(&fk, 1);
-	a = build("loss gemodel 30% 10% 70% 1%", &fk, 1);
+	a = build("loss gemodel 30% 40% 70% 30%", &fk, 1);
 	b = build("loss 50%", &fk, 1);
 	r = build("loss 50%", &fk, 1);
 	if (a == NULL || b == NULL || r == NULL)
@@ -844,6 +846,41 @@ static void codel_maxpacket(void)
 	fk_fini(&fk);
 }
 
+/* A rare chance draws the gap to its next event (rng.h): a change to
+ * another probability draws a new gap, because one drawn for the old p
+ * would go on deciding the next event. From 0.001 % to 20 %, for loss
+ * and for duplicate: the 2000 frames after the change see 20 % (two-sided
+ * 99.9 % bound: 400 +- 3.2905 sqrt(2000 x 0.2 x 0.8) = +- 58.9); the old
+ * gap, of about 10^5 frames, would leave them all alone. */
+static void gaps_at_a_new_chance(void)
+{
+	static const char *const from[] = { "loss 0.001%", "duplicate 0.001%" };
+	static const char *const to[] = { "loss 20%", "duplicate 20%" };
+
+	for (int t = 0; t < 2; t++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *b;
+		struct le_counters c;
+		le_ns_t dl[1];
+		double events;
+
+		if (start(&fk, &sw, from[t], to[t], &b) < 0)
+			return;
+		le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, 0); /* draws the first gap */
+		CHECK(le_swap_stage(&sw, b, 1) == 0);
+		for (int i = 0; i < 2000; i++)
+			le_swap_offer(&sw, frame(&fk, 100, 0, 0), 100, 1 + (le_ns_t)i);
+		collect(&sw, LE_NS_PER_S, dl, 0);
+		le_swap_class_counters(&sw, 0, &c);
+		CHECK_EQ_U64(c.rx, 2001);
+		events = t == 0 ? (double)c.drop[LE_DROP_LOSS] : (double)c.dup;
+		CHECK(fabs(events - 400) <= 58.9, "%s -> %s: %g events in 2000 frames", from[t], to[t], events);
+		release(&sw);
+		fk_fini(&fk);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -868,6 +905,7 @@ int main(int argc, char **argv)
 	slot_budget("slot 10ms bytes 3000");
 	slot_budget("slot 10ms packets 3");
 	codel_maxpacket();
+	gaps_at_a_new_chance();
 	identity();
 	return mt_summary();
 }

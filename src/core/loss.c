@@ -39,28 +39,6 @@ void le_loss_init(struct le_loss_state *s, uint64_t seed, uint32_t direction)
 	le_loss_init_class(s, seed, direction, 0);
 }
 
-/* One trial of gemodel's chance i, with its own gap: the trials of one
- * chance are independent of the others' and of the state's history, so
- * each chance's gap counts only its own trials (a gap of p waits while
- * the chain is in Bad, and goes on when it is back in Good). */
-static int ge_chance(struct le_loss_state *s, const struct le_loss_config *c, int i)
-{
-	return le_rng_chance_any(&s->rng, c->prob[i], &s->left[i]);
-}
-
-/* Gilbert-Elliott: prob[] = p, r, 1-h, 1-k. */
-static int gemodel(struct le_loss_state *s, const struct le_loss_config *c)
-{
-	if (s->state == LE_GE_GOOD) {
-		if (ge_chance(s, c, 0))
-			s->state = LE_GE_BAD;
-		return ge_chance(s, c, 3);
-	}
-	if (ge_chance(s, c, 1))
-		s->state = LE_GE_GOOD;
-	return ge_chance(s, c, 2);
-}
-
 /* 4-state: prob[] = p13, p31, p32, p23, p14; cum[] holds the cumulative
  * thresholds the comparisons need (config.c fills them). */
 static int four_state(struct le_loss_state *s, const struct le_loss_config *c)
@@ -114,7 +92,7 @@ int le_loss_decide_model(struct le_loss_state *s, const struct le_loss_config *c
 		}
 		return le_rng_chance_corr(&s->rng, c->p, c->corr, &s->last);
 	case LE_LOSS_GEMODEL:
-		return gemodel(s, c);
+		return le_loss_gemodel(s, c);
 	case LE_LOSS_STATE:
 		return four_state(s, c);
 	case LE_LOSS_NONE:

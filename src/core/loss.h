@@ -39,11 +39,35 @@ void le_loss_init_class(struct le_loss_state *s, uint64_t seed, uint32_t directi
  * take no draw when certain, and one per frame otherwise or when
  * correlated; state draws once per frame; no model draws nothing. */
 int le_loss_decide_model(struct le_loss_state *s, const struct le_loss_config *c);
-/* Inline for the common uncorrelated `loss P`, asked for every frame. */
+/* One trial of gemodel's chance i, with its own gap: the trials of one
+ * chance are independent of the others' and of the state's history, so
+ * each chance's gap counts only its own trials (a gap of p waits while
+ * the chain is in Bad, and goes on when it is back in Good). */
+static inline int le_loss_ge_chance(struct le_loss_state *s, const struct le_loss_config *c, int i)
+{
+	return le_rng_chance_any(&s->rng, c->prob[i], &s->left[i]);
+}
+/* Gilbert-Elliott: prob[] = p, r, 1-h, 1-k. The frame meets the state:
+ * the chain moves, then the fate of the state met is drawn (netem). */
+static inline int le_loss_gemodel(struct le_loss_state *s, const struct le_loss_config *c)
+{
+	if (s->state == LE_GE_GOOD) {
+		if (le_loss_ge_chance(s, c, 0))
+			s->state = LE_GE_BAD;
+		return le_loss_ge_chance(s, c, 3);
+	}
+	if (le_loss_ge_chance(s, c, 1))
+		s->state = LE_GE_GOOD;
+	return le_loss_ge_chance(s, c, 2);
+}
+/* Inline for the models asked for every frame: uncorrelated `loss P`
+ * and gemodel (whose rare chances cost less than the call did). */
 static inline int le_loss_decide(struct le_loss_state *s, const struct le_loss_config *c)
 {
 	if (c->model == LE_LOSS_RANDOM && le_corr_none(c->corr))
 		return le_rng_chance_any(&s->rng, c->p, &s->left_p);
+	if (c->model == LE_LOSS_GEMODEL)
+		return le_loss_gemodel(s, c);
 	return le_loss_decide_model(s, c);
 }
 /* Live change: `n` continues `o`. streams: the random stream (and the

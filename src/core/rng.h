@@ -69,15 +69,10 @@ struct le_prob {
 
 struct le_prob le_prob_from_double(double p);
 double le_prob_to_double(struct le_prob p);
-static inline int le_rng_chance(struct le_rng *r, struct le_prob p)
-{
-	uint64_t u = le_rng_u64(r);
-	return p.always || u < p.threshold;
-}
 
 /* A rare chance drawn as gaps: the same independent trials, with
- * probability p each, as le_rng_chance, but one draw per event instead of
- * one per trial. The number of trials that fail before the next success
+ * probability p each, as a draw per trial compared with p's threshold,
+ * but one draw per event instead of one per trial. The number of trials that fail before the next success
  * is geometric, P(G = g) = (1-p)^g p, and is drawn by inversion (rng.c).
  * At `duplicate 1%` that is one draw every hundred frames, where an
  * impaired link draws for several such chances on every frame.
@@ -113,7 +108,7 @@ static inline int le_rng_chance_gap(struct le_rng *r, struct le_prob p, uint64_t
 	return --*left == 0;
 }
 /* A chance, uncorrelated: as gaps when rare, without a draw when certain
- * (p = 0 or 1), else one draw per trial (le_rng_chance). *left is the
+ * (p = 0 or 1), else one draw per trial under the threshold. *left is the
  * gap state (used only when rare). */
 static inline int le_rng_chance_any(struct le_rng *r, struct le_prob p, uint64_t *left)
 {

@@ -54,23 +54,17 @@ int le_queue_push(struct le_queue *q, const struct le_frame *f)
 
 int le_queue_pop(struct le_queue *q, struct le_frame *out)
 {
-	struct le_ring *r = &q->ring[q->front];
-
 	if (q->count == 0)
 		return -1;
-	*out = r->slot[r->head];
-	r->head = (r->head + 1) & r->mask;
-	/* An empty ring starts again at its first slot, so an idle
-	 * serializer's frames reuse one cached line instead of walking the
-	 * whole ring (delay_line.c, rewind_if_empty). */
-	if (--r->count == 0)
-		r->head = 0;
-	q->count--;
-	q->bytes -= out->len;
-	/* The next frame is in a later ring once this one is empty. */
-	while (r->count == 0 && q->front + 1 < q->nrings)
-		r = &q->ring[++q->front];
+	le_queue_pop_head(q, out);
 	return 0;
+}
+
+void le_queue_next_ring(struct le_queue *q)
+{
+	/* The next frame is in a later ring once this one is empty. */
+	while (q->ring[q->front].count == 0 && q->front + 1 < q->nrings)
+		q->front++;
 }
 
 void le_queue_adopt(struct le_queue *q, struct le_queue *old)

@@ -45,6 +45,28 @@ static inline uint32_t le_queue_capacity(const struct le_queue *q)
 }
 int le_queue_push(struct le_queue *q, const struct le_frame *f);
 int le_queue_pop(struct le_queue *q, struct le_frame *out);
+/* The next ring with frames, once the front one is empty. */
+void le_queue_next_ring(struct le_queue *q);
+
+/* le_queue_pop of a queue that is not empty, inline: a rate serializer
+ * takes its frames one by one in a loop (link.c, serve_rate_blocks). */
+static inline void le_queue_pop_head(struct le_queue *q, struct le_frame *out)
+{
+	struct le_ring *r = &q->ring[q->front];
+
+	le_frame_copy(out, &r->slot[r->head]);
+	r->head = (r->head + 1) & r->mask;
+	/* An empty ring starts again at its first slot, so an idle
+	 * serializer's frames reuse one cached line instead of walking the
+	 * whole ring (delay_line.c, rewind_if_empty). */
+	if (--r->count == 0) {
+		r->head = 0;
+		if (q->front + 1 < q->nrings)
+			le_queue_next_ring(q);
+	}
+	q->count--;
+	q->bytes -= out->len;
+}
 static inline const struct le_frame *le_queue_head(const struct le_queue *q)
 {
 	const struct le_ring *r = &q->ring[q->front];

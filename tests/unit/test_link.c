@@ -280,6 +280,74 @@ static void polling_independence(void)
 	}
 }
 
+/* A rate serializer serves the frames that have started a block at a
+ * time (link.c, serve_rate_blocks). Frame for frame it must give what
+ * serving them one by one gives: the same deadlines, draws and drops.
+ * Bursts of 400 frames at a rate whose frames take 50-1200 ns; `fine`
+ * polls every 40 ns, so each serve starts at most one frame, the other
+ * polls only once a burst has arrived, so one serve starts hundreds. */
+static uint64_t run_bursts(const char *text, int fine, struct le_counters *ctr)
+{
+	static const le_ns_t at[] = { 0, 100000, 130000, 2000000, 2000001 };
+	struct fakes fk;
+	struct le_link l;
+	struct le_frame out[64];
+	void *handles[400];
+	uint32_t lens[400];
+	uint64_t h = 0xcbf29ce484222325ULL, x = 2463534242ULL;
+	le_ns_t t = 0;
+
+	fk_init(&fk, 1);
+	if (make(&l, text, &fk) < 0)
+		return 0;
+	for (unsigned b = 0; b <= sizeof(at) / sizeof(at[0]); b++) {
+		const le_ns_t until = b < sizeof(at) / sizeof(at[0]) ? at[b] : 20 * LE_NS_PER_MS;
+		unsigned n;
+
+		for (; fine && t < until; t += 40)
+			while ((n = le_link_dequeue(&l, t, out, 64)) > 0)
+				for (unsigned k = 0; k < n; k++)
+					h = fnv(fnv(h, fk_idx(out[k].handle)), out[k].deadline);
+		t = until;
+		while ((n = le_link_dequeue(&l, t, out, 64)) > 0)
+			for (unsigned k = 0; k < n; k++)
+				h = fnv(fnv(h, fk_idx(out[k].handle)), out[k].deadline);
+		if (b == sizeof(at) / sizeof(at[0]))
+			break;
+		for (unsigned i = 0; i < 400; i++) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			lens[i] = 64 + (uint32_t)(x % 1437);
+			handles[i] = fk_new(&fk, lens[i]);
+		}
+		le_link_offer_burst(&l, handles, lens, 400, at[b]);
+	}
+	CHECK(le_link_depth(&l) == 0, "'%s': %u frames left", text, le_link_depth(&l));
+	for (uint32_t i = 0; i < fk.n; i++)
+		h = fnv(h, fk.state[i]);
+	*ctr = l.ctr;
+	le_link_free(&l);
+	fk_fini(&fk);
+	return h;
+}
+
+static void rate_blocks_as_frames(void)
+{
+	static const char *const texts[] = {
+		"rate 10gbit delay 1ms 300us reorder 10% limit 3000 seed 9",
+		"rate 8gbit delay 200us 100us distribution pareto duplicate 5% loss 3% corrupt 2% limit 700 seed 11",
+		"rate 12gbit slot 20us 40us delay 100us 50us noreorder limit 3000 seed 12",
+		"rate 10gbit 20 delay 50us limit-queue 150 drop-head limit 3000 seed 13",
+	};
+	for (unsigned i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct le_counters c[2];
+		uint64_t h0 = run_bursts(texts[i], 1, &c[0]), h1 = run_bursts(texts[i], 0, &c[1]);
+
+		CHECK(h0 == h1, "'%s': %llx %llx", texts[i], (unsigned long long)h0, (unsigned long long)h1);
+		CHECK(memcmp(&c[0], &c[1], sizeof(c[0])) == 0, "'%s': counters differ", texts[i]);
+		CHECK_EQ_U64(c[0].tx + le_counters_dropped(&c[0]), c[0].rx + c[0].dup);
+	}
+}
+
 /* A frame offered with an arrival before the link's clock is timed from
  * its own arrival and counted as late. */
 static void late_arrival(void)
@@ -393,6 +461,7 @@ int main(void)
 	limit_counts_held_frames();
 	randomized_conservation();
 	polling_independence();
+	rate_blocks_as_frames();
 	late_arrival();
 	init_errors();
 	names();

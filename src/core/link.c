@@ -108,6 +108,10 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 	l->has_queue = le_config_has_queue(cfg);
 	l->stageless = !l->has_queue && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set;
 	l->plain = l->stageless && !cfg->jitter && !cfg->reorder_set;
+	l->fate_gaps = (!cfg->duplicate_set || le_corr_none(cfg->duplicate.corr)) &&
+		       (!cfg->corrupt_set || le_corr_none(cfg->corrupt.corr)) &&
+		       (cfg->loss.model == LE_LOSS_NONE || cfg->loss.model == LE_LOSS_GEMODEL ||
+			(cfg->loss.model == LE_LOSS_RANDOM && le_corr_none(cfg->loss.corr)));
 	l->rate_len = UINT32_MAX; /* no frame is that long: nothing timed yet */
 	l->settled = 0;
 	if (capacity > (1u << 31)) {
@@ -552,6 +556,34 @@ static inline __attribute__((always_inline)) int fate(struct le_link *l, struct 
 	return 1;
 }
 
+/* How many of the next original frames (at most max) fate() would pass
+ * untouched, none of its chances firing: no copy, no loss, no flip. Their
+ * trials are taken here at once (each chance's quiet trials, rng.h
+ * le_rng_chance_quiet), so the caller admits them without fate(): with
+ * rare chances, most frames of a burst. 0 when the next frame may meet an
+ * event (or a gap is still to be drawn): that one goes through fate(). */
+static unsigned pass_quietly(struct le_link *l, unsigned max)
+{
+	const struct le_link_config *c = &l->cfg;
+	uint64_t q = max, x;
+
+	if (c->duplicate_set && (x = le_chance_quiet(&l->dup, &c->duplicate)) < q)
+		q = x;
+	if (c->loss.model != LE_LOSS_NONE && (x = le_loss_quiet(&l->loss, &c->loss)) < q)
+		q = x;
+	if (c->corrupt_set && (x = le_chance_quiet(&l->corrupt, &c->corrupt)) < q)
+		q = x;
+	if (q == 0)
+		return 0;
+	if (c->duplicate_set)
+		le_chance_skip(&l->dup, &c->duplicate, q);
+	if (c->loss.model != LE_LOSS_NONE)
+		le_loss_skip(&l->loss, &c->loss, q);
+	if (c->corrupt_set)
+		le_chance_skip(&l->corrupt, &c->corrupt, q);
+	return (unsigned)q;
+}
+
 /* The frame with `copy`'s handle: the duplicate, right behind it. */
 static struct le_frame copy_of(const struct le_frame *f, void *copy)
 {
@@ -820,6 +852,50 @@ static void offer_framewise(struct le_link *l, void *const *handles, const uint3
 	}
 }
 
+/* offer_framewise for a burst on a link whose chances draw as gaps
+ * (fate_gaps): the frames pass_quietly says meet no chance skip fate()
+ * and go straight to admission; the others take process() as before. The
+ * chances' trials are the same, frame for frame (le_link_offer, which
+ * stays with offer_framewise, is the twin tests' reference). */
+static void offer_framewise_quiet(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+				  le_ns_t arrival)
+{
+	arrive(l, n, arrival);
+	l->settled = 0;
+	for (unsigned i = 0; i < n;) {
+		const unsigned quiet = pass_quietly(l, n - i);
+
+		for (unsigned end = i + quiet; i < end; i++) {
+			struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
+
+			l->ctr.rx_bytes += lens[i];
+			if (!l->settled)
+				advance(l, l->clock);
+			admit(l, &f);
+		}
+		if (i < n) {
+			struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
+
+			l->ctr.rx_bytes += lens[i];
+			if (!l->settled)
+				advance(l, l->clock);
+			process(l, &f, 0);
+			i++;
+		}
+	}
+}
+
+/* A burst frame by frame: without fate() for the frames no chance
+ * touches, where the chances allow. */
+static void offer_frames(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			 le_ns_t arrival)
+{
+	if (l->fate_gaps)
+		offer_framewise_quiet(l, handles, lens, n, arrival);
+	else
+		offer_framewise(l, handles, lens, n, arrival);
+}
+
 /* Frames offer_chances has admitted, stored a batch at a time: they all
  * share one arrival, deadline and class. */
 struct chance_batch {
@@ -874,18 +950,27 @@ static void offer_chances(struct le_link *l, void *const *handles, const uint32_
 	int pushed = 0;
 
 	if (deadline <= max_ns(arrival, l->clock)) { /* a late burst: some frames are due at once */
-		offer_framewise(l, handles, lens, n, arrival);
+		offer_frames(l, handles, lens, n, arrival);
 		return;
 	}
 	arrive(l, n, arrival);
 	le_delay_line_mark_due(d, l->clock);
 	l->settled = 1;
 	b.n = 0;
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0, quiet = 0; i < n; i++) {
 		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
 		void *copy;
 
 		l->ctr.rx_bytes += lens[i];
+		/* Frames no chance touches are admitted without fate(). */
+		if (quiet == 0 && l->fate_gaps)
+			quiet = pass_quietly(l, n - i);
+		if (quiet > 0) {
+			quiet--;
+			if (batch_admit(l, &b, &f) == 0)
+				pushed = 1;
+			continue;
+		}
 		if (!fate(l, &f, 0, &copy))
 			continue;
 		if (batch_admit(l, &b, &f) < 0) {
@@ -917,7 +1002,7 @@ void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t
 	/* A frame carried over at a change (queue), or a predecessor whose
 	 * frames `limit` counts: frame by frame. */
 	if (l->elder != NULL || l->queue.count || l->transit)
-		offer_framewise(l, handles, lens, n, arrival);
+		offer_frames(l, handles, lens, n, arrival);
 	else if (l->plain)
 		offer_plain(l, handles, lens, n, arrival);
 	else if (l->stageless && l->line.ordered && !l->cfg.reorder_set)
@@ -927,7 +1012,7 @@ void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t
 	else if (l->line.runs) /* a fixed delay behind per-frame chances */
 		offer_chances(l, handles, lens, n, arrival);
 	else
-		offer_framewise(l, handles, lens, n, arrival);
+		offer_frames(l, handles, lens, n, arrival);
 }
 
 static void count_tx(struct le_link *l, const struct le_frame *out, unsigned n)

@@ -70,6 +70,45 @@ static inline int le_loss_decide(struct le_loss_state *s, const struct le_loss_c
 		return le_loss_gemodel(s, c);
 	return le_loss_decide_model(s, c);
 }
+/* Frames ahead that the model certainly does not lose and that draw
+ * nothing (rng.h le_rng_chance_quiet): for gemodel, those before either
+ * chance of the state the chain is in fires (the state holds until its
+ * leaving chance fires). None for the correlated random model and the
+ * 4-state chain, which draw for every frame. le_loss_skip passes n of
+ * them (n <= le_loss_quiet) as n calls of le_loss_decide would. */
+static inline uint64_t le_loss_quiet(const struct le_loss_state *s, const struct le_loss_config *c)
+{
+	uint64_t a, b;
+
+	switch (c->model) {
+	case LE_LOSS_NONE:
+		return UINT64_MAX;
+	case LE_LOSS_RANDOM:
+		return le_corr_none(c->corr) ? le_rng_chance_quiet(c->p, s->left_p) : 0;
+	case LE_LOSS_GEMODEL:
+		if (s->state == LE_GE_GOOD) {
+			a = le_rng_chance_quiet(c->prob[0], s->left[0]);
+			b = le_rng_chance_quiet(c->prob[3], s->left[3]);
+		} else {
+			a = le_rng_chance_quiet(c->prob[1], s->left[1]);
+			b = le_rng_chance_quiet(c->prob[2], s->left[2]);
+		}
+		return a < b ? a : b;
+	default:
+		return 0;
+	}
+}
+static inline void le_loss_skip(struct le_loss_state *s, const struct le_loss_config *c, uint64_t n)
+{
+	if (c->model == LE_LOSS_RANDOM) {
+		le_rng_chance_skip(c->p, &s->left_p, n);
+	} else if (c->model == LE_LOSS_GEMODEL) {
+		const int i = s->state == LE_GE_GOOD ? 0 : 1, j = s->state == LE_GE_GOOD ? 3 : 2;
+
+		le_rng_chance_skip(c->prob[i], &s->left[i], n);
+		le_rng_chance_skip(c->prob[j], &s->left[j], n);
+	}
+}
 /* Live change: `n` continues `o`. streams: the random stream (and the
  * correlated generator's memory) goes on where o's is, instead of n's
  * fresh seed, and with it the gap of each chance whose probability nc

@@ -38,6 +38,17 @@ static inline int le_chance_draw(struct le_chance_state *s, const struct le_chan
 		return le_rng_chance_any(&s->rng, c->p, &s->left);
 	return le_chance_draw_corr(s, c);
 }
+/* The quiet trials ahead (rng.h le_rng_chance_quiet): none when
+ * correlated (every trial moves the generator's memory). */
+static inline uint64_t le_chance_quiet(const struct le_chance_state *s, const struct le_chance *c)
+{
+	return le_corr_none(c->corr) ? le_rng_chance_quiet(c->p, s->left) : 0;
+}
+/* n quiet trials passed (n <= le_chance_quiet). */
+static inline void le_chance_skip(struct le_chance_state *s, const struct le_chance *c, uint64_t n)
+{
+	le_rng_chance_skip(c->p, &s->left, n);
+}
 /* Live change from chance oc to nc: `n` continues o's stream and
  * correlated memory, and o's gap while the probability stays the same. */
 void le_chance_carry(struct le_chance_state *n, const struct le_chance_state *o, const struct le_chance *nc,

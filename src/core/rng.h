@@ -107,6 +107,24 @@ static inline int le_rng_chance_gap(struct le_rng *r, struct le_prob p, uint64_t
 		*left = le_rng_gap(r, p) + 1;
 	return --*left == 0;
 }
+/* Trials of an uncorrelated chance (le_rng_chance_any) ahead that fail
+ * for certain and draw nothing: the rest of a rare chance's gap before
+ * its success (none while no gap is drawn: the next trial draws it),
+ * every trial of p = 0, none otherwise. le_rng_chance_skip takes n of
+ * them (n <= the quiet trials) at once, as n trials would. A caller that
+ * knows its next frames meet no event skips their trials this way
+ * (link.c, pass_quietly). */
+static inline uint64_t le_rng_chance_quiet(struct le_prob p, uint64_t left)
+{
+	if (le_prob_rare(p))
+		return left ? left - 1 : 0;
+	return p.threshold == 0 ? UINT64_MAX : 0; /* certain p = 1 has the top threshold */
+}
+static inline void le_rng_chance_skip(struct le_prob p, uint64_t *left, uint64_t n)
+{
+	if (le_prob_rare(p))
+		*left -= n;
+}
 /* A chance, uncorrelated: as gaps when rare, without a draw when certain
  * (p = 0 or 1), else one draw per trial under the threshold. *left is the
  * gap state (used only when rare). */

@@ -55,6 +55,12 @@ static const char *const links[] = {
 	"delay 1ms loss 10% 25% duplicate 20% 10% corrupt 20% 50% limit 9",
 	"delay 30us loss gemodel 10% 30% ecn duplicate 50% limit 4",
 	"delay 500us loss state 5% 10% 20% 1% duplicate 5% limit 70",
+	/* Rare chances only, every gemodel chance among them: a burst
+	 * passes the frames no chance touches without their trials
+	 * (pass_quietly), frame by frame each takes its trials. */
+	"delay 1ms loss gemodel 4% 30% 15% 5% duplicate 3% corrupt 4% limit 60",
+	"delay 100us 50us loss gemodel 3% 20% 10% 2% duplicate 3% corrupt 4% reorder 5% rate 200mbit limit 40",
+	"delay 2ms loss 2% ecn duplicate 1% limit 80",
 };
 
 struct twin_step {

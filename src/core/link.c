@@ -852,6 +852,51 @@ static void offer_framewise(struct le_link *l, void *const *handles, const uint3
 	}
 }
 
+/* admit() of quiet frames (pass_quietly) while a rate serializer is busy
+ * past the clock and the link settled: then admit() queues each frame and
+ * runs no advance (none could start before `busy`), so the frames the
+ * limits leave room for are queued in one go, the checks once. Returns
+ * how many of the n were queued (their bytes counted as received); the
+ * next, if any, meets a limit, or the link is not in that state: it goes
+ * through admit(). */
+static unsigned queue_quietly(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			      le_ns_t arrival)
+{
+	const struct le_link_config *c = &l->cfg;
+	struct le_queue *q = &l->queue;
+	const struct le_ring *r = &q->ring[q->nrings - 1];
+	uint32_t room, x;
+	uint64_t bytes = 0;
+	unsigned k;
+
+	if (!(l->settled && c->rate.bps && l->busy > l->clock) || l->elder != NULL)
+		return 0;
+	/* admit(): the line's capacity (le_link_depth), then over(): limit
+	 * (held(), the link's own frames without an elder), limit-queue;
+	 * and what the ring pushes go to can take. */
+	room = le_link_depth(l) < l->line.capacity ? l->line.capacity - le_link_depth(l) : 0;
+	x = own_held(l) < c->limit ? c->limit - own_held(l) : 0;
+	room = x < room ? x : room;
+	if (c->limit_queue) {
+		x = q->count < c->limit_queue ? c->limit_queue - q->count : 0;
+		room = x < room ? x : room;
+	}
+	x = r->capacity - r->count;
+	room = x < room ? x : room;
+	for (k = 0; k < n && k < room; k++) {
+		const struct le_frame f = { handles[k], lens[k], (uint16_t)l->cls, 0, arrival, 0 };
+
+		if (c->limit_bytes && q->bytes + lens[k] > c->limit_bytes)
+			break;
+		le_queue_push(q, &f);
+		if (lens[k] > l->codel.maxpacket)
+			l->codel.maxpacket = lens[k];
+		bytes += lens[k];
+	}
+	l->ctr.rx_bytes += bytes;
+	return k;
+}
+
 /* offer_framewise for a burst on a link whose chances draw as gaps
  * (fate_gaps): the frames pass_quietly says meet no chance skip fate()
  * and go straight to admission; the others take process() as before. The
@@ -865,10 +910,15 @@ static void offer_framewise_quiet(struct le_link *l, void *const *handles, const
 	for (unsigned i = 0; i < n;) {
 		const unsigned quiet = pass_quietly(l, n - i);
 
-		for (unsigned end = i + quiet; i < end; i++) {
+		for (unsigned end = i + quiet; i < end;) {
 			struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
 
-			l->ctr.rx_bytes += lens[i];
+			i += queue_quietly(l, handles + i, lens + i, end - i, arrival);
+			if (i == end)
+				break;
+			f.handle = handles[i];
+			f.len = lens[i];
+			l->ctr.rx_bytes += lens[i++];
 			if (!l->settled)
 				advance(l, l->clock);
 			admit(l, &f);

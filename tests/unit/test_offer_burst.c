@@ -61,6 +61,12 @@ static const char *const links[] = {
 	"delay 1ms loss gemodel 4% 30% 15% 5% duplicate 3% corrupt 4% limit 60",
 	"delay 100us 50us loss gemodel 3% 20% 10% 2% duplicate 3% corrupt 4% reorder 5% rate 200mbit limit 40",
 	"delay 2ms loss 2% ecn duplicate 1% limit 80",
+	/* Frames queued behind a busy rate serializer a block at a time
+	 * (queue_quietly) up to each limit: limit-queue; the delay line's
+	 * capacity, met when due frames pile up faster than the dequeues
+	 * take them (delay 0, a high limit). */
+	"delay 100us rate 200mbit limit 300 limit-queue 12",
+	"rate 10gbit limit 5000",
 };
 
 struct twin_step {
@@ -236,6 +242,8 @@ static void swaps_agree(void)
 		{ "delay 1ms limit 20", "delay 2ms limit 30" },
 		{ "delay 0 limit 4 ; class t match proto tcp : delay 1ms", "delay 1ms limit 8" },
 		{ "delay 100us", "delay 100us 10us limit 40 ; class u match proto udp : delay 0" },
+		/* the old link's frames count against the new link's limit */
+		{ "delay 1ms rate 20mbit limit 30", "rate 50mbit delay 200us limit 12" },
 	};
 
 	for (unsigned c = 0; c < sizeof(paths) / sizeof(paths[0]); c++) {

@@ -193,6 +193,18 @@ static void randomized_conservation(void)
 	}
 }
 
+/* A run's last step: every frame's final state into the hash h, the
+ * counters out, the link and its frames freed. */
+static uint64_t run_end(struct le_link *l, struct fakes *fk, uint64_t h, struct le_counters *ctr)
+{
+	for (uint32_t i = 0; i < fk->n; i++)
+		h = fnv(h, fk->state[i]);
+	*ctr = l->ctr;
+	le_link_free(l);
+	fk_fini(fk);
+	return h;
+}
+
 /* The model's results must not depend on when dequeue is called: the same
  * arrivals give the same departures (frame, deadline), drops and counters
  * whether the caller polls every microsecond, at random, or only at the
@@ -248,12 +260,7 @@ static uint64_t run_polling(const char *text, int pattern, struct le_counters *c
 			break;
 		t += 100000;
 	}
-	for (uint32_t i = 0; i < fk.n; i++)
-		h = fnv(h, fk.state[i]);
-	*ctr = l.ctr;
-	le_link_free(&l);
-	fk_fini(&fk);
-	return h;
+	return run_end(&l, &fk, h, ctr);
 }
 
 static void polling_independence(void)
@@ -322,12 +329,7 @@ static uint64_t run_bursts(const char *text, int fine, struct le_counters *ctr)
 		le_link_offer_burst(&l, handles, lens, 400, at[b]);
 	}
 	CHECK(le_link_depth(&l) == 0, "'%s': %u frames left", text, le_link_depth(&l));
-	for (uint32_t i = 0; i < fk.n; i++)
-		h = fnv(h, fk.state[i]);
-	*ctr = l.ctr;
-	le_link_free(&l);
-	fk_fini(&fk);
-	return h;
+	return run_end(&l, &fk, h, ctr);
 }
 
 static void rate_blocks_as_frames(void)

@@ -897,9 +897,27 @@ static unsigned queue_quietly(struct le_link *l, void *const *handles, const uin
 	return k;
 }
 
+/* A frame of offer_framewise_quiet: the advance it needs first, then
+ * admission alone (a quiet frame) or all of process(). */
+static inline __attribute__((always_inline)) void offer_one(struct le_link *l, void *handle, uint32_t len,
+							    le_ns_t arrival, int quiet)
+{
+	struct le_frame f = { handle, len, (uint16_t)l->cls, 0, arrival, 0 };
+
+	l->ctr.rx_bytes += len;
+	/* Everything up to now happens before this frame is there. */
+	if (!l->settled)
+		advance(l, l->clock);
+	if (quiet)
+		admit(l, &f);
+	else
+		process(l, &f, 0);
+}
+
 /* offer_framewise for a burst on a link whose chances draw as gaps
  * (fate_gaps): the frames pass_quietly says meet no chance skip fate()
- * and go straight to admission; the others take process() as before. The
+ * and go straight to admission, queued a block at a time where they
+ * can be (queue_quietly); the others take process() as before. The
  * chances' trials are the same, frame for frame (le_link_offer, which
  * stays with offer_framewise, is the twin tests' reference). */
 static void offer_framewise_quiet(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
@@ -908,28 +926,17 @@ static void offer_framewise_quiet(struct le_link *l, void *const *handles, const
 	arrive(l, n, arrival);
 	l->settled = 0;
 	for (unsigned i = 0; i < n;) {
-		const unsigned quiet = pass_quietly(l, n - i);
+		const unsigned end = i + pass_quietly(l, n - i);
 
-		for (unsigned end = i + quiet; i < end;) {
-			struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
-
+		while (i < end) {
 			i += queue_quietly(l, handles + i, lens + i, end - i, arrival);
-			if (i == end)
-				break;
-			f.handle = handles[i];
-			f.len = lens[i];
-			l->ctr.rx_bytes += lens[i++];
-			if (!l->settled)
-				advance(l, l->clock);
-			admit(l, &f);
+			if (i < end) {
+				offer_one(l, handles[i], lens[i], arrival, 1);
+				i++;
+			}
 		}
 		if (i < n) {
-			struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
-
-			l->ctr.rx_bytes += lens[i];
-			if (!l->settled)
-				advance(l, l->clock);
-			process(l, &f, 0);
+			offer_one(l, handles[i], lens[i], arrival, 0);
 			i++;
 		}
 	}

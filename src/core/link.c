@@ -485,7 +485,14 @@ static int admit(struct le_link *l, struct le_frame *f)
 		drop(l, f, LE_DROP_QUEUE_FULL);
 		return -1;
 	}
-	le_queue_push(&l->queue, f); /* cannot fail: held <= limit <= capacity */
+	/* held <= limit <= the ring's capacity, except behind a queue that
+	 * took over LE_QUEUE_RINGS rings of frames: it pushes to the last
+	 * of them, which can be smaller than the limit (le_queue_adopt).
+	 * The queue is full then. */
+	if (le_queue_push(&l->queue, f) < 0) {
+		drop(l, f, LE_DROP_QUEUE_FULL);
+		return -1;
+	}
 	if (f->len > l->codel.maxpacket)
 		l->codel.maxpacket = f->len;
 	if (l->cfg.trace.enabled && !l->tpos.started) {

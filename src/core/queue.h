@@ -76,7 +76,8 @@ static inline const struct le_frame *le_queue_head(const struct le_queue *q)
 /* `q` (empty, never used) takes over every frame of `old`, which is left
  * empty with the rings it no longer needs. O(LE_QUEUE_RINGS). When `old`
  * already chains LE_QUEUE_RINGS rings with frames, q pushes to old's
- * last ring even if it is smaller than q's own (pushes beyond it fail). */
+ * last ring even if it is smaller than q's own (pushes beyond it fail:
+ * the link drops those frames as queue_full). */
 void le_queue_adopt(struct le_queue *q, struct le_queue *old);
 
 #endif

@@ -795,6 +795,60 @@ static void limit_raised(void)
 	fk_fini(&fk);
 }
 
+/* Ten changes, each doubling the limit, while the first frame is still on
+ * the wire: the queue chains LE_QUEUE_RINGS rings with frames, and the
+ * eleventh link pushes to the tenth's ring, which is smaller than its
+ * limit allows (le_queue_adopt). The frames that ring cannot take are
+ * dropped and counted (queue_full), never lost. */
+static void rings_run_out(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *p;
+	struct le_counters c = { 0 };
+	struct le_frame out[256];
+	char cfg[64];
+	uint32_t limit = 2, offered = 0;
+	unsigned n;
+
+	if (start(&fk, &sw, "rate 8kbit limit 2", "rate 8kbit limit 2", &p) < 0)
+		return;
+	le_path_free(p);
+	free(p);
+	for (unsigned k = 0; k <= LE_QUEUE_RINGS; k++) {
+		const le_ns_t t = (le_ns_t)k * LE_NS_PER_MS;
+		const uint32_t previous = k ? limit / 2 : 0;
+
+		if (k > 0) {
+			struct le_path *gone;
+
+			while ((gone = le_swap_take_drained(&sw)) != NULL) {
+				le_path_free(gone);
+				free(gone);
+			}
+			snprintf(cfg, sizeof(cfg), "rate 8kbit limit %u", (unsigned)limit);
+			if ((p = build(cfg, &fk, 1)) == NULL || le_swap_stage(&sw, p, t) != 0) {
+				CHECK(0, "change %u not staged", k);
+				return;
+			}
+		}
+		/* 1000 B frames, 1 s each at 8 kbit/s: the queue keeps them */
+		for (uint32_t i = previous; i < limit; i++, offered++)
+			le_swap_offer(&sw, frame(&fk, 1000, 0, 0), 1000, t + 1);
+		limit *= 2;
+	}
+	le_swap_counters(&sw, &c);
+	CHECK_EQ_U64(c.rx, offered);
+	CHECK(c.drop[LE_DROP_QUEUE_FULL] > 0, "the last ring never filled: weak test");
+	CHECK_EQ_U64(c.rx, c.drop[LE_DROP_QUEUE_FULL] + le_swap_depth(&sw));
+	CHECK_EQ_U64(fk_count(&fk, FK_FREED), c.drop[LE_DROP_QUEUE_FULL]);
+	while ((n = le_swap_dequeue(&sw, UINT64_MAX - 1, out, 256)) > 0)
+		fk_sent(&fk, out, n);
+	CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+	release(&sw);
+	fk_fini(&fk);
+}
+
 /* A slot's budget is half used when the change comes at its instant: the
  * frames arriving then use what is left, as without the change (two
  * 1000 B frames went at 11 ms; one more fits, then the next instant,
@@ -902,6 +956,7 @@ int main(int argc, char **argv)
 	seed_chain();
 	once_ended();
 	limit_raised();
+	rings_run_out();
 	slot_budget("slot 10ms bytes 3000");
 	slot_budget("slot 10ms packets 3");
 	codel_maxpacket();

@@ -299,6 +299,19 @@ static int line_full(const struct le_link *l)
 	return le_delay_line_count(&l->line) >= l->line.capacity;
 }
 
+/* A rate serializer sends a frame of `len` bytes from `start`: it is busy
+ * until the frame's end, which is returned. */
+static inline __attribute__((always_inline)) le_ns_t serialize(struct le_link *l, le_ns_t start, uint32_t len)
+{
+	/* A 128-bit division per frame, unless the length repeats. */
+	if (len != l->rate_len) {
+		l->rate_len = len;
+		l->rate_time = le_rate_packet_time(&l->cfg.rate, len);
+	}
+	l->busy = add_sat(start, l->rate_time);
+	return l->busy;
+}
+
 enum { SERVE_BLOCK = 32 };
 
 /* serve() of a rate serializer without CoDel, a block of frames at a
@@ -327,13 +340,7 @@ static void serve_rate_blocks(struct le_link *l, le_ns_t t)
 			if (s > t)
 				break;
 			le_queue_pop_head(&l->queue, &f[k]);
-			/* A 128-bit division per frame, unless the length repeats. */
-			if (f[k].len != l->rate_len) {
-				l->rate_len = f[k].len;
-				l->rate_time = le_rate_packet_time(&l->cfg.rate, f[k].len);
-			}
-			l->busy = add_sat(s, l->rate_time);
-			f[k].deadline = deadline_after(l, f[k].len, l->busy);
+			f[k].deadline = deadline_after(l, f[k].len, serialize(l, s, f[k].len));
 		}
 		if (k == 0)
 			return;
@@ -371,13 +378,7 @@ static void serve(struct le_link *l, le_ns_t t)
 		if (take(l, s, &f) < 0)
 			continue; /* CoDel dropped all it could take at s */
 		if (c->rate.bps) {
-			/* A 128-bit division per frame, unless the length repeats. */
-			if (f.len != l->rate_len) {
-				l->rate_len = f.len;
-				l->rate_time = le_rate_packet_time(&c->rate, f.len);
-			}
-			l->busy = add_sat(s, l->rate_time);
-			deliver(l, &f, l->busy);
+			deliver(l, &f, serialize(l, s, f.len));
 		} else {
 			le_slot_consume(&l->slot, &c->slot, f.len);
 			deliver(l, &f, s);
@@ -834,6 +835,24 @@ static void offer_jittered(struct le_link *l, void *const *handles, const uint32
 	}
 }
 
+/* A frame of a burst offered frame by frame: the advance it needs first,
+ * then all of process(), or admission alone for a frame no chance
+ * touches (`quiet`, offer_framewise_quiet). */
+static inline __attribute__((always_inline)) void offer_one(struct le_link *l, void *handle, uint32_t len,
+							    le_ns_t arrival, int quiet)
+{
+	struct le_frame f = { handle, len, (uint16_t)l->cls, 0, arrival, 0 };
+
+	l->ctr.rx_bytes += len;
+	/* Everything up to now happens before this frame is there. */
+	if (!l->settled)
+		advance(l, l->clock);
+	if (quiet)
+		admit(l, &f);
+	else
+		process(l, &f, 0);
+}
+
 /* le_link_offer for each frame, without the advance before each: the
  * clock does not move inside a burst, and advance(clock) run twice gives
  * what it gave once (the serializers stop at a frame that starts after
@@ -848,15 +867,8 @@ static void offer_framewise(struct le_link *l, void *const *handles, const uint3
 {
 	arrive(l, n, arrival);
 	l->settled = 0;
-	for (unsigned i = 0; i < n; i++) {
-		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, 0 };
-
-		l->ctr.rx_bytes += lens[i];
-		/* Everything up to now happens before this frame is there. */
-		if (!l->settled)
-			advance(l, l->clock);
-		process(l, &f, 0);
-	}
+	for (unsigned i = 0; i < n; i++)
+		offer_one(l, handles[i], lens[i], arrival, 0);
 }
 
 /* admit() of quiet frames (pass_quietly) while a rate serializer is busy
@@ -881,8 +893,10 @@ static unsigned queue_quietly(struct le_link *l, void *const *handles, const uin
 	/* admit(): the line's capacity (le_link_depth), then over(): limit
 	 * (held(), the link's own frames without an elder), limit-queue;
 	 * and what the ring pushes go to can take. */
-	room = le_link_depth(l) < l->line.capacity ? l->line.capacity - le_link_depth(l) : 0;
-	x = own_held(l) < c->limit ? c->limit - own_held(l) : 0;
+	x = le_link_depth(l);
+	room = x < l->line.capacity ? l->line.capacity - x : 0;
+	x = own_held(l);
+	x = x < c->limit ? c->limit - x : 0;
 	room = x < room ? x : room;
 	if (c->limit_queue) {
 		x = q->count < c->limit_queue ? c->limit_queue - q->count : 0;
@@ -902,23 +916,6 @@ static unsigned queue_quietly(struct le_link *l, void *const *handles, const uin
 	}
 	l->ctr.rx_bytes += bytes;
 	return k;
-}
-
-/* A frame of offer_framewise_quiet: the advance it needs first, then
- * admission alone (a quiet frame) or all of process(). */
-static inline __attribute__((always_inline)) void offer_one(struct le_link *l, void *handle, uint32_t len,
-							    le_ns_t arrival, int quiet)
-{
-	struct le_frame f = { handle, len, (uint16_t)l->cls, 0, arrival, 0 };
-
-	l->ctr.rx_bytes += len;
-	/* Everything up to now happens before this frame is there. */
-	if (!l->settled)
-		advance(l, l->clock);
-	if (quiet)
-		admit(l, &f);
-	else
-		process(l, &f, 0);
 }
 
 /* offer_framewise for a burst on a link whose chances draw as gaps

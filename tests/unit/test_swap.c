@@ -811,10 +811,10 @@ static void rings_run_out(void)
 	uint32_t limit = 2, offered = 0;
 	unsigned n;
 
-	if (start(&fk, &sw, "rate 8kbit limit 2", "rate 8kbit limit 2", &p) < 0)
+	fk_init(&fk, 1);
+	if ((p = build("rate 8kbit limit 2", &fk, 1)) == NULL)
 		return;
-	le_path_free(p);
-	free(p);
+	le_swap_init(&sw, p);
 	for (unsigned k = 0; k <= LE_QUEUE_RINGS; k++) {
 		const le_ns_t t = (le_ns_t)k * LE_NS_PER_MS;
 		const uint32_t previous = k ? limit / 2 : 0;

@@ -14,6 +14,7 @@
 #include "path.h"
 #include "rng.h"
 #include "swap.h"
+#include "twin_links.h"
 #include "twin_paths.h"
 
 /* Plain (the burst loop) and not plain (the frame loop behind it). */
@@ -69,145 +70,27 @@ static const char *const links[] = {
 	"rate 10gbit limit 5000",
 };
 
-struct twin_step {
-	le_ns_t t;
-	unsigned burst;  /* 0: a dequeue of up to `max` */
-	unsigned max;
-};
-
-/* The schedule: time mostly moves on, a burst sometimes arrives late
- * (before the link's clock: late_arrival events), dequeues in between. */
-static struct twin_step next_step(struct le_rng *r, le_ns_t *clock)
-{
-	struct twin_step s = { 0, 0, 0 };
-
-	*clock += le_rng_below(r, 20000);
-	s.t = *clock;
-	if (le_rng_below(r, 3) == 0) {
-		s.max = 1 + (unsigned)le_rng_below(r, 40);
-		return s;
-	}
-	s.burst = 1 + (unsigned)le_rng_below(r, 32);
-	if (le_rng_below(r, 10) == 0 && s.t > 30000)
-		s.t -= le_rng_below(r, 30000);
-	return s;
-}
-
-/* n frames of random length (60 .. 59 + spread) in both twins' pools,
- * under the same handles; 0 when the pools went apart. run > 0: IPv4
- * frames, UDP and TCP alternating in runs of `run` frames. */
-static int twin_frames(struct fakes *fa, struct fakes *fb, struct le_rng *r, unsigned n, uint32_t spread,
-		       unsigned run, void **h, uint32_t *len)
-{
-	for (unsigned i = 0; i < n; i++) {
-		len[i] = 60 + (uint32_t)le_rng_below(r, spread);
-		h[i] = fk_new(fa, len[i]);
-		if (fk_new(fb, len[i]) != h[i]) {
-			CHECK(0, "the twins' frame pools went apart");
-			return 0;
-		}
-		if (run == 0)
-			continue;
-		for (struct fakes *fk = fa; fk != NULL; fk = fk == fa ? fb : NULL) {
-			uint8_t *b = fk->data[fk_idx(h[i])];
-			b[12] = 0x08; /* IPv4 */
-			b[14] = 0x45;
-			b[23] = ((i / run) & 1) ? 6 : 17;
-		}
-	}
-	return 1;
-}
-
-static int same_frames(const struct le_frame *a, const struct le_frame *b, unsigned n, const char *what)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (a[i].handle != b[i].handle || a[i].len != b[i].len || a[i].arrival != b[i].arrival ||
-		    a[i].deadline != b[i].deadline || a[i].cls != b[i].cls) {
-			CHECK(0, "%s: frame %u of a dequeue differs", what, i);
-			return 0;
-		}
-	return 1;
-}
-
 static void links_agree(void)
 {
 	for (unsigned c = 0; c < sizeof(links) / sizeof(links[0]); c++) {
-		struct fakes fa, fb;
-		struct le_link a, b;
-		struct le_link_config cfg;
-		char err[LE_ERR_MAX] = "";
-		struct le_rng r;
-		le_ns_t clock = 1000;
-		unsigned plain_seen = 0, chances_seen = 0;
+		struct twin_link_seen seen;
+		const struct le_counters *ctr = &seen.ctr;
 
-		fk_init(&fa, 1);
-		fk_init(&fb, 1);
-		if (le_config_parse(links[c], &cfg, err, sizeof(err)) != 0 ||
-		    le_link_init_ops(&a, &cfg, LE_DIR_A2B, 0, 7, &fa.ops, err, sizeof(err)) != 0 ||
-		    le_link_init_ops(&b, &cfg, LE_DIR_A2B, 0, 7, &fb.ops, err, sizeof(err)) != 0) {
-			CHECK(0, "'%s': %s", links[c], err);
+		if (twin_link_run(links[c], 20261127 + c, 4000, 20000, 1455, 0, &seen) != 0)
 			continue;
-		}
-		le_rng_seed(&r, 20261127 + c, 0, 0);
-		for (unsigned step = 0; step < 4000; step++) {
-			struct twin_step s = next_step(&r, &clock);
-			struct le_frame oa[40], ob[40];
-
-			if (s.burst) {
-				void *h[32];
-				uint32_t len[32];
-
-				/* Both twins' frames first: copies made while
-				 * offering must get the same numbers in both. */
-				if (!twin_frames(&fa, &fb, &r, s.burst, 1455, 0, h, len))
-					break;
-				for (unsigned i = 0; i < s.burst; i++)
-					le_link_offer(&a, h[i], len[i], s.t);
-				plain_seen += b.plain;
-				chances_seen += !b.stageless && b.line.runs;
-				le_link_offer_burst(&b, h, len, s.burst, s.t);
-			} else {
-				unsigned na = le_link_dequeue(&a, s.t, oa, s.max);
-				unsigned nb = le_link_dequeue(&b, s.t, ob, s.max);
-
-				if (nb != na || !same_frames(oa, ob, na, links[c])) {
-					CHECK(0, "'%s': dequeue of step %u: %u frames against %u", links[c], step, nb, na);
-					break;
-				}
-				fk_sent(&fa, oa, na);
-				fk_sent(&fb, ob, nb);
-			}
-			if (memcmp(&a.ctr, &b.ctr, sizeof(a.ctr)) != 0 || a.line.due != b.line.due ||
-			    a.line.count != b.line.count || a.clock != b.clock || a.last_deadline != b.last_deadline ||
-			    le_link_held(&a) != le_link_held(&b)) {
-				CHECK(0, "'%s': the twins differ after step %u", links[c], step);
-				break;
-			}
-		}
 		/* The schedule must reach the cases the burst loop handles
 		 * apart: drops at the limit, late arrivals. */
-		if (b.plain) {
-			CHECK(plain_seen > 0);
-			if (cfg.limit < 10 && cfg.delay > 0)
-				CHECK(b.ctr.drop[LE_DROP_QUEUE_FULL] > 0, "'%s': no frame met the limit", links[c]);
-			CHECK(b.ctr.event[LE_EVENT_LATE_ARRIVAL] > 0);
+		if (seen.plain) {
+			if (seen.cfg.limit < 10 && seen.cfg.delay > 0)
+				CHECK(ctr->drop[LE_DROP_QUEUE_FULL] > 0, "'%s': no frame met the limit", links[c]);
+			CHECK(ctr->event[LE_EVENT_LATE_ARRIVAL] > 0);
 		}
-		if (!b.stageless && b.line.runs) {
-			CHECK(chances_seen > 0);
-			if (cfg.limit < 10)
-				CHECK(b.ctr.drop[LE_DROP_QUEUE_FULL] > 0, "'%s': no frame met the limit", links[c]);
-			CHECK(b.ctr.event[LE_EVENT_LATE_ARRIVAL] > 0);
-			CHECK(!cfg.duplicate_set || b.ctr.dup > 0);
+		if (seen.chances) {
+			if (seen.cfg.limit < 10)
+				CHECK(ctr->drop[LE_DROP_QUEUE_FULL] > 0, "'%s': no frame met the limit", links[c]);
+			CHECK(ctr->event[LE_EVENT_LATE_ARRIVAL] > 0);
+			CHECK(!seen.cfg.duplicate_set || ctr->dup > 0);
 		}
-		/* corrupt flipped the same bits of the same frames */
-		CHECK(fa.n == fb.n && memcmp(fa.data, fb.data, (size_t)fa.n * FK_BYTES) == 0,
-		      "'%s': the twins' frame bytes differ", links[c]);
-		CHECK(le_counters_conserved(&b.ctr, le_link_depth(&b)));
-		CHECK_EQ_U64(fb.double_free + fb.bad_handle, 0);
-		le_link_free(&a);
-		le_link_free(&b);
-		fk_fini(&fa);
-		fk_fini(&fb);
 	}
 }
 
@@ -264,7 +147,7 @@ static void swaps_agree(void)
 		le_swap_init(&sb, pb[0]);
 		le_rng_seed(&r, 7 + c, 0, 0);
 		for (unsigned step = 0; step < 3000; step++) {
-			struct twin_step s = next_step(&r, &clock);
+			struct twin_step s = twin_next_step(&r, &clock, 20000);
 			struct le_frame oa[40], ob[40];
 
 			if (step == 1500) {
@@ -286,7 +169,7 @@ static void swaps_agree(void)
 				unsigned na = le_swap_dequeue(&sa, s.t, oa, s.max);
 				unsigned nb = le_swap_dequeue(&sb, s.t, ob, s.max);
 
-				if (nb != na || !same_frames(oa, ob, na, paths[c][0])) {
+				if (nb != na || !twin_same_frames(oa, ob, na, paths[c][0])) {
 					CHECK(0, "'%s': dequeue of step %u: %u frames against %u", paths[c][0], step, nb,
 					      na);
 					break;

@@ -56,9 +56,9 @@ static inline void *twin_frame(struct fakes *fa, struct fakes *fb, uint32_t len,
 /* One burst offered to both swaps at one arrival: 1-32 frames of one of
  * the three `protos`, 60 to 60 + spread - 1 bytes long; 1 in 8 arrives
  * late, up to 30 us before t (before the clocks the dequeues moved).
- * Returns 0 (with a failed check) when the pools went apart. */
-static inline int twin_offer_burst(struct fakes *fa, struct fakes *fb, struct le_swap *sa, struct le_swap *sb,
-				   struct le_rng *r, le_ns_t t, const uint8_t *protos, uint32_t spread)
+ * Both take it as a burst (le_swap_offer_burst). Returns 0 (with a failed check) when the pools went apart. */
+static inline int twin_offer(struct fakes *fa, struct fakes *fb, struct le_swap *sa, struct le_swap *sb,
+			     struct le_rng *r, le_ns_t t, const uint8_t *protos, uint32_t spread, int framewise)
 {
 	unsigned n = 1 + (unsigned)le_rng_below(r, 32);
 	uint8_t proto = protos[le_rng_below(r, 3)];
@@ -68,6 +68,9 @@ static inline int twin_offer_burst(struct fakes *fa, struct fakes *fb, struct le
 	if (le_rng_below(r, 8) == 0 && t > 30000)
 		t -= le_rng_below(r, 30000);
 	for (unsigned i = 0; i < n; i++) {
+		/* the split twins' bursts mix classes, in runs */
+		if (framewise && le_rng_below(r, 4) == 0)
+			proto = protos[le_rng_below(r, 3)];
 		len[i] = 60 + (uint32_t)le_rng_below(r, spread);
 		h[i] = twin_frame(fa, fb, len[i], proto);
 		if (h[i] == NULL) {
@@ -75,9 +78,29 @@ static inline int twin_offer_burst(struct fakes *fa, struct fakes *fb, struct le
 			return 0;
 		}
 	}
-	le_swap_offer_burst(sa, h, len, n, t);
+	if (framewise)
+		for (unsigned i = 0; i < n; i++)
+			le_swap_offer(sa, h[i], len[i], t);
+	else
+		le_swap_offer_burst(sa, h, len, n, t);
 	le_swap_offer_burst(sb, h, len, n, t);
 	return 1;
+}
+
+static inline int twin_offer_burst(struct fakes *fa, struct fakes *fb, struct le_swap *sa, struct le_swap *sb,
+				   struct le_rng *r, le_ns_t t, const uint8_t *protos, uint32_t spread)
+{
+	return twin_offer(fa, fb, sa, sb, r, t, protos, spread, 0);
+}
+
+/* The same, sa taking the burst frame by frame (le_swap_offer, the
+ * reference for le_swap_offer_burst), and the protocol changing within
+ * a burst (1 frame in 4 draws it again). */
+static inline int twin_offer_burst_split(struct fakes *fa, struct fakes *fb, struct le_swap *sa,
+					 struct le_swap *sb, struct le_rng *r, le_ns_t t, const uint8_t *protos,
+					 uint32_t spread)
+{
+	return twin_offer(fa, fb, sa, sb, r, t, protos, spread, 1);
 }
 
 static void twin_paths_free(struct le_path *a, struct le_path *b)

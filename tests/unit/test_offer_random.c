@@ -1,0 +1,277 @@
+/* Bursts and single frames agree on links drawn at random from the whole
+ * grammar. test_offer_burst.c holds twins of chosen links to the same
+ * frames and counters; the burst paths (the plain loop, the chances as
+ * gaps, quiet frames passed without fate(), blocks queued behind a busy
+ * serializer and served to the line at once) decide between themselves
+ * from the link's words, and a combination nobody chose can take a path
+ * with a defect the chosen ones miss. So: a few hundred links from a
+ * fixed seed, each word present or not, its values from small and
+ * large ranges (rare and frequent chances, limits met and not, a rate
+ * that is or is not the bottleneck), each run through the twin schedule
+ * of twin_links.h at one of three time scales. A failure names the link's
+ * text, which reproduces it alone (`twin_link_run`).
+ *
+ * Then paths: two random links, one of them on a class, staged as a
+ * live change into a running swap, offered frame by frame and by bursts
+ * (le_swap_offer / le_swap_offer_burst). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fake.h"
+#include "minitest.h"
+#include "twin_links.h"
+#include "twin_paths.h"
+
+static const char *traces_dir = "traces";
+
+struct words {
+	char s[512];
+	size_t n;
+};
+
+static void put(struct words *w, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (w->n > 0 && w->n < sizeof(w->s) - 1)
+		w->s[w->n++] = ' ';
+	va_start(ap, fmt);
+	k = vsnprintf(w->s + w->n, sizeof(w->s) - w->n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		w->n += (size_t)k < sizeof(w->s) - w->n ? (size_t)k : sizeof(w->s) - w->n - 1;
+}
+
+static int one_in(struct le_rng *r, unsigned n)
+{
+	return le_rng_below(r, n) == 0;
+}
+
+/* A chance: rare (what the gaps and quiet frames serve) or frequent. */
+static void put_pct(struct words *w, struct le_rng *r)
+{
+	if (one_in(r, 2))
+		put(w, "%u.%u%%", (unsigned)le_rng_below(r, 5), 1 + (unsigned)le_rng_below(r, 9));
+	else
+		put(w, "%u%%", 5 + (unsigned)le_rng_below(r, 60));
+}
+
+static void put_chance(struct words *w, struct le_rng *r, const char *word)
+{
+	put(w, "%s", word);
+	put_pct(w, r);
+	if (one_in(r, 4))
+		put(w, "%u%%", 1 + (unsigned)le_rng_below(r, 90)); /* correlation */
+}
+
+/* One link's text; `queue` words only with a serializer, as the
+ * grammar asks. */
+static void random_link(struct le_rng *r, struct words *w)
+{
+	static const char *const dists[] = { "uniform", "normal", "pareto", "paretonormal" };
+	unsigned delay_us = one_in(r, 5) ? 0 : (unsigned)le_rng_below(r, 3) == 0 ? 1 + (unsigned)le_rng_below(r, 20)
+										     : 20 + (unsigned)le_rng_below(r, 2000);
+	int jitter = delay_us > 0 && one_in(r, 3), serializer = 0, reorder = 0;
+
+	w->n = 0;
+	w->s[0] = '\0';
+	put(w, "delay %uus", delay_us);
+	if (jitter) {
+		put(w, "%uus", 1 + (unsigned)le_rng_below(r, delay_us + 50));
+		if (one_in(r, 5))
+			put(w, "%u%%", 1 + (unsigned)le_rng_below(r, 90));
+		if (one_in(r, 3))
+			put(w, "distribution %s", dists[le_rng_below(r, 4)]);
+	}
+	if (delay_us > 0 && one_in(r, 5)) {
+		reorder = 1;
+		put_chance(w, r, "reorder");
+		if (one_in(r, 3))
+			put(w, "gap %u", 1 + (unsigned)le_rng_below(r, 6));
+	} else if (jitter && one_in(r, 4)) {
+		put(w, "noreorder");
+	}
+	(void)reorder;
+	switch (le_rng_below(r, 6)) {
+	case 0:
+		put_chance(w, r, "loss");
+		break;
+	case 1:
+		put(w, "loss gemodel");
+		for (unsigned k = 0, n = 1 + (unsigned)le_rng_below(r, 4); k < n; k++)
+			put_pct(w, r);
+		break;
+	case 2:
+		put(w, "loss state %u%% %u%% %u%% %u%% %u%%", 1 + (unsigned)le_rng_below(r, 20),
+		    5 + (unsigned)le_rng_below(r, 60), (unsigned)le_rng_below(r, 30), 20 + (unsigned)le_rng_below(r, 80),
+		    (unsigned)le_rng_below(r, 5));
+		break;
+	default:
+		break;
+	}
+	if (strstr(w->s, "loss") != NULL && one_in(r, 3))
+		put(w, "ecn");
+	if (one_in(r, 4))
+		put_chance(w, r, "duplicate");
+	if (one_in(r, 4))
+		put_chance(w, r, "corrupt");
+	switch (le_rng_below(r, 8)) {
+	case 0:
+	case 1:
+	case 2: /* from a bottleneck to a rate no burst meets */
+		serializer = 1;
+		put(w, "rate %umbit", 1 + (unsigned)le_rng_below(r, 3) * 300 + (unsigned)le_rng_below(r, 200));
+		if (one_in(r, 4))
+			put(w, "%d", (int)le_rng_below(r, 60) - 20);
+		if (one_in(r, 4))
+			put(w, "slot %uus %uus packets %u", 5 + (unsigned)le_rng_below(r, 20),
+			    30 + (unsigned)le_rng_below(r, 50), 1 + (unsigned)le_rng_below(r, 8));
+		break;
+	case 3:
+		serializer = 1;
+		put(w, "slot %uus %uus", 1 + (unsigned)le_rng_below(r, 30), 40 + (unsigned)le_rng_below(r, 100));
+		if (one_in(r, 2))
+			put(w, "bytes %u", 1500 + (unsigned)le_rng_below(r, 6000));
+		break;
+	case 4:
+		serializer = 1;
+		put(w, "trace %s/pantheon_12mbps.trace", traces_dir);
+		break;
+	default:
+		break;
+	}
+	/* limits from a few frames to more than ever arrive */
+	put(w, "limit %u", one_in(r, 3) ? 1 + (unsigned)le_rng_below(r, 10)
+			   : one_in(r, 2) ? 10 + (unsigned)le_rng_below(r, 200)
+					  : 1000 + (unsigned)le_rng_below(r, 100000));
+	if (serializer) {
+		if (one_in(r, 3))
+			put(w, "limit-queue %u", 1 + (unsigned)le_rng_below(r, 60));
+		if (one_in(r, 4))
+			put(w, "limit-bytes %u", 100 + (unsigned)le_rng_below(r, 30000));
+		if (one_in(r, 3))
+			put(w, "drop-head");
+		if (one_in(r, 4))
+			put(w, "codel target %uus interval %uus%s", 20 + (unsigned)le_rng_below(r, 500),
+			    1000 + (unsigned)le_rng_below(r, 5000), one_in(r, 2) ? " ecn" : "");
+	}
+}
+
+static void random_links_agree(void)
+{
+	static const uint64_t gaps[] = { 2000, 20000, 300000 };
+	struct le_rng r;
+	unsigned plain = 0, chances = 0, failed = 0;
+	uint64_t tx = 0, drops = 0, late = 0;
+
+	le_rng_seed(&r, 20261129, 0, 0);
+	for (unsigned c = 0; c < 400 && failed < 5; c++) {
+		struct words w;
+		struct twin_link_seen seen;
+		uint64_t seed = le_rng_u64(&r), gap = gaps[le_rng_below(&r, 3)];
+		unsigned ip_run = (unsigned)le_rng_below(&r, 4);
+
+		random_link(&r, &w);
+		if (twin_link_run(w.s, seed, 1500, gap, 1455, ip_run, &seen) != 0) {
+			failed++;
+			continue;
+		}
+		plain += seen.plain > 0;
+		chances += seen.chances > 0;
+		tx += seen.tx;
+		late += seen.ctr.event[LE_EVENT_LATE_ARRIVAL];
+		for (unsigned d = 0; d < LE_DROP_CAUSES; d++)
+			drops += seen.ctr.drop[d];
+	}
+	printf("random links: %u plain, %u chances, tx %llu drops %llu late %llu\n", plain, chances, (unsigned long long)tx, (unsigned long long)drops, (unsigned long long)late);
+	/* The draw reached the burst loops and the cases they treat apart. */
+	CHECK(plain > 10, "%u links took the plain loop", plain);
+	CHECK(chances > 10, "%u links took the chances", chances);
+	CHECK(tx > 100000 && drops > 10000 && late > 1000, "tx %llu drops %llu late %llu", (unsigned long long)tx,
+	      (unsigned long long)drops, (unsigned long long)late);
+}
+
+/* One link's text, and sometimes a class of its own (UDP) with another. */
+static void random_path(struct le_rng *r, struct words *w)
+{
+	struct words cls;
+
+	random_link(r, w);
+	if (!one_in(r, 2))
+		return;
+	random_link(r, &cls);
+	put(w, "; class u match proto udp : %s", cls.s);
+}
+
+static void random_swaps_agree(void)
+{
+	struct le_rng r;
+
+	le_rng_seed(&r, 2026112901, 0, 0);
+	for (unsigned c = 0; c < 60; c++) {
+		struct words first, second;
+		struct twin_swaps w = { 0 };
+		le_ns_t clock = 1000;
+		uint64_t gap = one_in(&r, 2) ? 20000 : 200000;
+		unsigned change = 200 + (unsigned)le_rng_below(&r, 1200);
+		int ok = 1;
+
+		random_path(&r, &first);
+		random_path(&r, &second);
+		if (twin_swaps_init(&w, first.s, second.s) < 0)
+			continue;
+		for (unsigned step = 0; step < 2000 && ok; step++) {
+			static const uint8_t protos[3] = { 17, 6, 17 };
+			struct le_frame oa[40], ob[40];
+			le_ns_t t;
+
+			clock += le_rng_below(&r, gap);
+			t = clock;
+			if (step == change) {
+				le_ns_t when = clock + le_rng_below(&r, 100000);
+
+				CHECK_EQ_U64(le_swap_stage(&w.sa, w.pa[1], when), 0);
+				CHECK_EQ_U64(le_swap_stage(&w.sb, w.pb[1], when), 0);
+			}
+			if (le_rng_below(&r, 3)) {
+				if (!(ok = twin_offer_burst_split(&w.fa, &w.fb, &w.sa, &w.sb, &r, t, protos, 1455)))
+					break;
+			} else {
+				unsigned max = 1 + (unsigned)le_rng_below(&r, 40);
+				unsigned na = le_swap_dequeue(&w.sa, t, oa, max), nb = le_swap_dequeue(&w.sb, t, ob, max);
+
+				if (na != nb || !twin_same_frames(oa, ob, na, first.s)) {
+					CHECK(0, "'%s' then '%s': dequeue of step %u: %u frames against %u", first.s,
+					      second.s, step, nb, na);
+					ok = 0;
+					break;
+				}
+				if (fk_sent(&w.fa, oa, na) + fk_sent(&w.fb, ob, nb) != 0) {
+					CHECK(0, "'%s' then '%s': step %u sent a frame that was not live", first.s,
+					      second.s, step);
+					ok = 0;
+				}
+			}
+			struct le_counters ca, cb;
+			le_path_counters(w.sa.active, &ca);
+			le_path_counters(w.sb.active, &cb);
+			if (memcmp(&ca, &cb, sizeof(ca)) != 0 || w.sa.swaps != w.sb.swaps ||
+			    le_path_depth(w.sa.active) != le_path_depth(w.sb.active)) {
+				CHECK(0, "'%s' then '%s': the twins differ after step %u", first.s, second.s, step);
+				ok = 0;
+			}
+		}
+		twin_swaps_fini(&w);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		traces_dir = argv[1];
+	random_links_agree();
+	random_swaps_agree();
+	return mt_summary();
+}

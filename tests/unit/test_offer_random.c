@@ -13,7 +13,8 @@
  *
  * Then paths: two random links, one of them on a class, staged as a
  * live change into a running swap, offered frame by frame and by bursts
- * (le_swap_offer / le_swap_offer_burst). */
+ * (le_swap_offer / le_swap_offer_burst), dequeued as le_frames or split
+ * (le_swap_dequeue / le_swap_dequeue_split). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -205,6 +206,32 @@ static void random_path(struct le_rng *r, struct words *w)
 	put(w, "; class u match proto udp : %s", cls.s);
 }
 
+/* le_swap_dequeue_split, the data plane's take, into le_frames: the
+ * fields it does not hand out (arrival, class) copied from the
+ * reference's frames `ref`, so only handle, length and deadline can
+ * differ. */
+static unsigned dequeue_split(struct le_swap *s, le_ns_t now, const struct le_frame *ref, struct le_frame *out,
+			      unsigned max)
+{
+	void *handle[40];
+	uint32_t len[40];
+	le_ns_t deadline[40];
+	const struct le_frame_split split = { handle, len, deadline };
+	unsigned n = le_swap_dequeue_split(s, now, &split, max);
+
+	for (unsigned i = 0; i < n; i++) {
+		out[i] = ref[i];
+		out[i].handle = handle[i];
+		out[i].len = len[i];
+		out[i].deadline = deadline[i];
+	}
+	return n;
+}
+
+/* Live changes between random paths: one twin takes bursts frame by
+ * frame and dequeues le_frames (the reference); the other takes them as
+ * bursts and dequeues either way (half the time split, as the data
+ * plane does). */
 static void random_swaps_agree(void)
 {
 	struct le_rng r;
@@ -240,8 +267,10 @@ static void random_swaps_agree(void)
 					break;
 			} else {
 				unsigned max = 1 + (unsigned)le_rng_below(&r, 40);
-				unsigned na = le_swap_dequeue(&w.sa, t, oa, max), nb = le_swap_dequeue(&w.sb, t, ob, max);
+				unsigned na = le_swap_dequeue(&w.sa, t, oa, max), nb;
 
+				nb = one_in(&r, 2) ? dequeue_split(&w.sb, t, oa, ob, max)
+						   : le_swap_dequeue(&w.sb, t, ob, max);
 				if (na != nb || !twin_same_frames(oa, ob, na, first.s)) {
 					CHECK(0, "'%s' then '%s': dequeue of step %u: %u frames against %u", first.s,
 					      second.s, step, nb, na);

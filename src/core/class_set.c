@@ -194,10 +194,62 @@ static struct le_cs_entry *probe(const struct le_cs_group *g, const uint64_t *w)
 	return probe_from(g, w, key_hash(g, w));
 }
 
+/* 0 when no rule of the group holds key w's port (the port filter): then
+ * no rule of the group matches, and the probe is not needed. */
+static inline int port_may_match(const struct le_cs_group *g, const uint64_t *w)
+{
+	const uint16_t v = (uint16_t)(w[4] >> g->port_shift);
+
+	return g->ports == NULL || ((g->ports[v >> 6] >> (v & 63)) & 1);
+}
+
+/* A plain IPv4 frame (le_plain4_shape) that no rule of a group with a
+ * port filter can match, told from the two bytes of its port (or its
+ * lack of ports: every rule of the group tests one) before the frame's
+ * other fields are read or a key is built. */
+static inline int plain4_refused(const struct le_cs_group *g, const uint8_t *b, uint32_t len)
+{
+	uint16_t v;
+
+	if (g->ports == NULL)
+		return 0;
+	if (!((le_pkt_be16(b + 20) & 0x1fff) == 0 && len >= 38 && le_pkt_has_ports(b[23])))
+		return 1;
+	v = le_pkt_be16(b + g->port_off);
+	return !((g->ports[v >> 6] >> (v & 63)) & 1);
+}
+
+/* 1 + the group's rule with key w, or 0. */
+static unsigned group_rule(const struct le_cs_group *g, const uint64_t *w)
+{
+	return port_may_match(g, w) ? probe(g, w)->rule : 0;
+}
+
+/* The group's port filter, from its rules' keys (build, after the
+ * tables are filled). 0, or -1 when it cannot be allocated. */
+static int build_port_filter(struct le_cs_group *g)
+{
+	if (!(g->fields & (LE_M_DPORT | LE_M_SPORT)))
+		return 0;
+	g->port_shift = g->fields & LE_M_DPORT ? 48 : 32;
+	g->port_off = g->fields & LE_M_DPORT ? 36 : 34;
+	g->ports = calloc(65536 / 64, sizeof(uint64_t));
+	if (g->ports == NULL)
+		return -1;
+	for (uint32_t i = 0; i <= g->mask; i++)
+		if (g->table[i].rule != 0) {
+			const uint16_t v = (uint16_t)(g->table[i].key[4] >> g->port_shift);
+			g->ports[v >> 6] |= 1ull << (v & 63);
+		}
+	return 0;
+}
+
 void le_class_set_free(struct le_class_set *s)
 {
-	for (unsigned g = 0; g < s->ngroups; g++)
+	for (unsigned g = 0; g < s->ngroups; g++) {
 		free(s->group[g].table);
+		free(s->group[g].ports);
+	}
 	free(s->group);
 	free(s->scan);
 	free(s->rules);
@@ -272,6 +324,9 @@ int le_class_set_build(struct le_class_set *s, const struct le_match *const *rul
 			e->rule = i + 1;
 		}
 	}
+	for (unsigned g = 0; g < s->ngroups; g++)
+		if (build_port_filter(&s->group[g]) < 0)
+			goto fail;
 	s->compiled = n > 0 && GROUP_COST * s->ngroups + s->nscan < n;
 	le_class_fast_build(&s->fast, s->rules, n);
 	free(size);
@@ -300,7 +355,7 @@ unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *
 	if (s->ngroups == 1 && s->nscan == 0) {
 		/* One shape (a per-flow set): its probe is the answer. */
 		uint64_t w[LE_CS_WORDS];
-		return frame_words(&s->group[0], p, w) ? probe(&s->group[0], w)->rule : 0;
+		return frame_words(&s->group[0], p, w) ? group_rule(&s->group[0], w) : 0;
 	}
 	/* Groups and one-by-one rules in order of their lowest rule, until
 	 * none can beat the best match so far. */
@@ -317,9 +372,9 @@ unsigned le_class_set_lookup(const struct le_class_set *s, const struct le_pkt *
 		} else {
 			uint64_t w[LE_CS_WORDS];
 			if (frame_words(&s->group[gi], p, w)) {
-				const struct le_cs_entry *e = probe(&s->group[gi], w);
-				if (e->rule != 0 && e->rule - 1 < best)
-					best = e->rule - 1;
+				const unsigned rule = group_rule(&s->group[gi], w);
+				if (rule != 0 && rule - 1 < best)
+					best = rule - 1;
 			}
 			gi++;
 		}
@@ -336,9 +391,9 @@ static unsigned lookup_plain4(const struct le_class_set *s, const struct le_plai
 	for (unsigned gi = 0; gi < s->ngroups && s->group[gi].first < best; gi++) {
 		uint64_t w[LE_CS_WORDS];
 		if (plain4_words(&s->group[gi], v, w)) {
-			const struct le_cs_entry *e = probe(&s->group[gi], w);
-			if (e->rule != 0 && e->rule - 1 < best)
-				best = e->rule - 1;
+			const unsigned rule = group_rule(&s->group[gi], w);
+			if (rule != 0 && rule - 1 < best)
+				best = rule - 1;
 		}
 	}
 	return best == UINT32_MAX ? 0 : best + 1;
@@ -377,6 +432,10 @@ void le_class_set_classify_burst(const struct le_class_set *s, const uint8_t *co
 
 			if (!le_plain4_shape(b[i], len[i])) {
 				how[i] = 2;
+				continue;
+			}
+			if (plain4_refused(g, b[i], len[i])) {
+				how[i] = 0;
 				continue;
 			}
 			le_plain4_read(b[i], len[i], &v);

@@ -13,6 +13,11 @@
  * the rules matched one by one are visited in order of their lowest rule
  * index and skipped once a lower-numbered match is found.
  *
+ * A group that tests a port also keeps the set of its port values as a
+ * bitmap: a frame whose port no rule holds (the default class's frames,
+ * in a set of rules per port) is refused there, before its key is built
+ * or hashed; in the burst form, from its port's two bytes alone.
+ *
  * Few rules, or as many shapes as rules, are cheaper scanned: the set
  * then keeps the plain scan (`compiled` 0).
  *
@@ -57,6 +62,14 @@ struct le_cs_group {
 	int plain4_ports;         /* needs the ports */
 	uint64_t mask4, mask5;
 	struct le_cs_entry *table;
+	/* The port filter: a group that tests dport (else sport) keeps a
+	 * bit per port value its rules hold (8 KB), so a frame whose port
+	 * is in none of them (in a per-port set, the frames of the default
+	 * class) is refused by one load, without a hash or a probe. NULL:
+	 * the group tests neither port. */
+	uint64_t *ports;
+	unsigned port_shift;      /* the port's place in key word 4 (48 or 32) */
+	unsigned port_off;        /* ... and in a plain IPv4 frame (36 or 34) */
 };
 
 struct le_class_set {

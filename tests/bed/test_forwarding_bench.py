@@ -33,14 +33,15 @@ def test_refuses_what_it_cannot_measure(args, named):
 sys.path.insert(0, str(FORWARDING.parent))
 import udp4_pcap  # noqa: E402
 from children import eal_prefix, running, wait_ready  # noqa: E402
-from forwarding import eal_pcap  # noqa: E402
+from forwarding import CLASS16_HIT, eal_pcap  # noqa: E402
 
 LINKEMUD = FORWARDING.parents[1] / "build" / "src" / "dataplane" / "linkemud"
 
 
 def test_udp4_frames_are_what_the_rows_say(tmp_path):
     """64 bytes on the wire, IPv4 with a valid header checksum, UDP from
-    port 5000 to 5000 + k mod 64: no class set of the rows matches one."""
+    port 5000 to 5000 + k mod 64: the main class sets of the rows (ports
+    6000 and up, TCP 830) match none of them."""
     for k in (0, 1, 63, 64, 1023):
         b = udp4_pcap.frame(k)
         assert len(b) == 60 and b[12:14] == b"\x08\x00" and b[14] == 0x45 and b[23] == 17
@@ -75,6 +76,37 @@ def test_linkemud_classifies_the_udp4_frames(tmp_path):
     for d in r["directions"].values():
         default, u = d["classes"][0], d["classes"][1]
         assert u["rx"] > 100_000 and default["rx"] == 0, (default["rx"], u["rx"])
+
+
+def test_port_filter_passes_exactly_the_matching_frames(tmp_path):
+    """CLASS16_HIT (rules on ports 5000 .. 5015, one hashed group with a
+    port filter) on the udp4 frames, which net_pcap replays in order with
+    ports 5000 + k mod 64: of a direction's N frames, class h_k takes
+    frame k of every 64, so N // 64 or one more, and the default class
+    the rest. A filter that refused a rule's port, or let a frame of
+    the default class through to the wrong class, breaks the count."""
+    pcap = tmp_path / "f.pcap"
+    udp4_pcap.write(str(pcap))
+    stats = tmp_path / "stats.json"
+    prefix = eal_prefix("leu4h")
+    link = f"delay 10us limit 100000 ; {CLASS16_HIT}"
+    cmd = [str(LINKEMUD), "-l", "1", *eal_pcap(pcap), "--file-prefix", prefix, "--", "--a2b", link, "--b2a",
+           link, "--stats-file", str(stats)]
+    with running(cmd, prefix, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+        wait_ready(p)
+        time.sleep(1)
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=30)
+    assert p.returncode == 0
+    r = json.loads(stats.read_text())
+    assert r["conserved"]
+    for d in r["directions"].values():
+        classes = d["classes"]
+        n = sum(c["rx"] for c in classes)
+        assert n > 100_000 and len(classes) == 17
+        for k in range(1, 17):
+            assert classes[k]["rx"] in (n // 64, n // 64 + 1), (k, classes[k]["rx"], n)
+        assert classes[0]["rx"] == n - sum(c["rx"] for c in classes[1:])
 
 
 def test_udp4_rows_run():

@@ -84,8 +84,8 @@ EAL_NULL = ["--no-pci", "--in-memory", "--vdev=net_null0", "--vdev=net_null1"]
 # (6000 and up) matches none of them: each group's port filter refuses
 # them all, the default class's case. CLASS16_HIT puts a quarter of them
 # (5000 .. 5015) in 16 classes, one class a frame: those pass the filter
-# and pay the key, the hash and the probe, and the path splits each
-# burst into runs of one frame.
+# and pay the key, the hash and the probe, and each class is offered one
+# frame of every 64 and merged with the others as frames fall due.
 CLASS16_HIT = " ; ".join(f"class h{k} match proto udp dport {5000 + k} : delay 1ms limit 1000" for k in range(16))
 CLASS_LINKS = [f"delay 1ms {L}", f"delay 1ms {L} ; class ctl match proto tcp port 830 : delay 0",
                f"delay 1ms {L} ; {CLASS16}", f"delay 1ms {L} ; {CLASS16_HIT}", STAGE_LINKS[-1]]

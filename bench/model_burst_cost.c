@@ -7,10 +7,14 @@
  * (docs/performance.md, "The jitter row"). Under cachegrind this program
  * gives a link's instructions per frame at a true density.
  *
- * Usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS]]]
+ * Usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS [PORTS]]]]
  *   MPPS: the rate offered to the one direction (default 6.2, what one
  *   lcore forwards a direction of the jitter row at); FRAMES per round
- *   (default 4,000,000, the first half warms up); ROUNDS (default 5).
+ *   (default 4,000,000, the first half warms up); ROUNDS (default 5);
+ *   PORTS: 1 (default) sends every frame to UDP port 5000; P > 1 gives
+ *   the frames destination ports 5000 .. 5000 + P - 1 in turn, as the
+ *   udp4 rows of forwarding.py do (bench/udp4_pcap.py), so class rules
+ *   on ports spread them over classes.
  * Prints the rounds' least and median ns of CPU per frame. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +32,39 @@ static void *same_frame(void *ctx, void *h)
 	return h;
 }
 
+/* PORTS > 1: a frame per port, each handle pointing to its bytes. */
+#define PORTS_MAX 1024
+static uint8_t port_frame[PORTS_MAX][BENCH_UDP4_LEN];
+
+static uint8_t *port_frame_bytes(void *ctx, void *h, uint32_t *n)
+{
+	(void)ctx;
+	*n = BENCH_UDP4_LEN;
+	return h;
+}
+
+/* The frames of burst b: port_frame[(b * BURST + i) % ports], restored
+ * (`corrupt` may have flipped bits in them as the last burst). */
+static void port_burst(uint64_t b, unsigned ports, void **handles)
+{
+	for (unsigned i = 0; i < BURST; i++) {
+		const unsigned k = (unsigned)((b * BURST + i) % ports);
+		const uint16_t port = (uint16_t)(5000 + k);
+
+		memcpy(port_frame[k], bench_udp4_template, BENCH_UDP4_LEN);
+		port_frame[k][36] = (uint8_t)(port >> 8);
+		port_frame[k][37] = (uint8_t)port;
+		handles[i] = port_frame[k];
+	}
+}
+
 /* ns of CPU per frame over the second half of `frames`; -1 on a bad link. */
-static double round_ns(const char *text, double mpps, uint64_t frames)
+static double round_ns(const char *text, double mpps, uint64_t frames, unsigned ports)
 {
 	static struct le_path_config cfg;
 	static struct le_path p;
-	const struct le_frame_ops ops = { NULL, same_frame, bench_nop_free, bench_udp4_bytes, NULL, NULL };
+	const struct le_frame_ops ops = { NULL, same_frame, bench_nop_free,
+					  ports > 1 ? port_frame_bytes : bench_udp4_bytes, NULL, NULL };
 	const double burst_ns = BURST * 1e3 / mpps;
 	struct le_frame out[BURST];
 	void *handles[BURST];
@@ -54,6 +85,8 @@ static double round_ns(const char *text, double mpps, uint64_t frames)
 
 		if (b == frames / BURST / 2)
 			t0 = bench_thread_cpu_s();
+		if (ports > 1)
+			port_burst(b, ports, handles);
 		le_path_enqueue_burst(&p, handles, lens, BURST, now);
 		/* A burst (BURST <= LE_CS_BURST) is classified whole before
 		 * any of its frames meets `corrupt`: undo its flips for the
@@ -73,16 +106,19 @@ int main(int argc, char **argv)
 	const double mpps = argc > 2 ? atof(argv[2]) : 6.2;
 	const uint64_t frames = argc > 3 ? strtoull(argv[3], NULL, 10) : 4000000;
 	const int rounds = argc > 4 ? atoi(argv[4]) : 5;
+	const int ports = argc > 5 ? atoi(argv[5]) : 1;
 	double ns[64];
 
-	if (argc < 2 || argc > 5 || !(mpps > 0) || frames < 2 * BURST || rounds < 1 || rounds > 64) {
-		fprintf(stderr, "usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS]]]\n"
-				"  MPPS > 0 (default 6.2), FRAMES >= %d (default 4000000), ROUNDS 1..64 (default 5)\n",
-			2 * BURST);
+	if (argc < 2 || argc > 6 || !(mpps > 0) || frames < 2 * BURST || rounds < 1 || rounds > 64 || ports < 1 ||
+	    ports > PORTS_MAX) {
+		fprintf(stderr, "usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS [PORTS]]]]\n"
+				"  MPPS > 0 (default 6.2), FRAMES >= %d (default 4000000), ROUNDS 1..64 (default 5),\n"
+				"  PORTS 1..%d (default 1)\n",
+			2 * BURST, PORTS_MAX);
 		return 2;
 	}
 	for (int r = 0; r < rounds; r++)
-		if ((ns[r] = round_ns(argv[1], mpps, frames)) < 0)
+		if ((ns[r] = round_ns(argv[1], mpps, frames, (unsigned)ports)) < 0)
 			return 1;
 	bench_median(ns, (size_t)rounds); /* sorts them: ns[0] is the least */
 	printf("%s at %.2f Mpps: least %.2f, median %.2f ns of CPU a frame (%d rounds)\n", argv[1], mpps, ns[0],

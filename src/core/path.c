@@ -629,27 +629,59 @@ static unsigned due_classes(struct le_path *p, le_ns_t now, unsigned *due)
 	return ndue;
 }
 
-/* Two or more classes with due frames: merged by deadline. */
+/* The deadline of the frame link k hands out next at `now`, or
+ * UINT64_MAX when it has none due. */
+static le_ns_t head_due(const struct le_path *p, unsigned k, le_ns_t now)
+{
+	const struct le_delay_line *d = &p->link[k].line;
+	le_ns_t dl = le_delay_line_next_deadline(d);
+
+	return dl <= now && le_delay_line_count(d) > le_delay_line_held(d) ? dl : UINT64_MAX;
+}
+
+/* Two or more classes with due frames: merged by deadline, the lower
+ * class first on ties. Each link's due frames leave in deadline order,
+ * so the best class hands out, in one call, every frame that precedes
+ * the head of the next best: those with a deadline before it, or equal
+ * to it when the best is the lower class (le_link_dequeue at that bound
+ * takes exactly them: its line's pops stop at the first frame due
+ * later). Only the best's head moves, so the others' are read once.
+ * Before, a frame at a time with every due link asked for each cost
+ * ~400 instructions a frame with 17 classes taking turns. */
 static unsigned merge_due(struct le_path *p, le_ns_t now, const unsigned *due, unsigned ndue,
 			  struct le_frame *out, unsigned max)
 {
+	le_ns_t head[LE_MAX_CLASSES + 1];
 	unsigned n = 0;
 
+	for (unsigned i = 0; i < ndue; i++)
+		head[i] = head_due(p, due[i], now);
 	while (n < max) {
-		le_ns_t best_d = UINT64_MAX;
-		unsigned best = p->nlinks;
+		le_ns_t best_d = UINT64_MAX, next_d = UINT64_MAX, bound;
+		unsigned best = ndue, next = ndue, k;
 
+		/* due[] is in class order: on a tie the lower class wins */
 		for (unsigned i = 0; i < ndue; i++) {
-			const struct le_delay_line *d = &p->link[due[i]].line;
-			le_ns_t dl = le_delay_line_next_deadline(d);
-			if (dl <= now && dl < best_d && le_delay_line_count(d) > le_delay_line_held(d)) {
-				best_d = dl;
-				best = due[i];
+			if (head[i] < best_d) {
+				next_d = best_d;
+				next = best;
+				best_d = head[i];
+				best = i;
+			} else if (head[i] < next_d) {
+				next_d = head[i];
+				next = i;
 			}
 		}
-		if (best == p->nlinks || le_link_dequeue(&p->link[best], now, &out[n], 1) == 0)
+		if (best == ndue)
 			break;
-		n++;
+		bound = next == ndue ? now : best < next ? next_d : next_d - 1;
+		if (bound > now)
+			bound = now;
+		k = le_link_dequeue(&p->link[due[best]], bound, &out[n], max - n);
+		if (k == 0)
+			break;
+		n += k;
+		head[best] = head_due(p, due[best], now);
 	}
 	return n;
 }

@@ -232,7 +232,10 @@ static unsigned dequeue_split(struct le_swap *s, le_ns_t now, const struct le_fr
 /* Live changes between random paths: one twin takes bursts frame by
  * frame and dequeues le_frames (the reference); the other takes them as
  * bursts and dequeues either way (half the time split, as the data
- * plane does). Each run stages up to CHANGES changes at random steps,
+ * plane does); the reference takes one frame a call, so a merge of due
+ * classes or paths that hands out several at once is held to the order
+ * of taking the first frame of all each time. Each run stages up to
+ * CHANGES changes at random steps,
  * often while the paths before still hold frames (a chain of retiring
  * paths); a change refused (one already staged) must be refused by
  * both, and is tried again later. */
@@ -336,8 +339,13 @@ static void random_swaps_agree(void)
 				if (!(ok = twin_offer_burst_split(&w.fa, &w.fb, &w.sa, &w.sb, &r, t, protos, 1455)))
 					break;
 			} else {
-				unsigned max = 1 + (unsigned)le_rng_below(&r, 40);
-				unsigned na = le_swap_dequeue(&w.sa, t, oa, max), nb;
+				unsigned max = 1 + (unsigned)le_rng_below(&r, 40), na = 0, nb;
+
+				/* the reference a frame a call: the merge of
+				 * classes and paths then takes the one first
+				 * frame of all, which a bulk call must repeat */
+				while (na < max && le_swap_dequeue(&w.sa, t, &oa[na], 1) == 1)
+					na++;
 
 				nb = one_in(&r, 2) ? dequeue_split(&w.sb, t, oa, ob, max)
 						   : le_swap_dequeue(&w.sb, t, ob, max);

@@ -106,11 +106,12 @@ int main(int argc, char **argv)
 	const double mpps = argc > 2 ? atof(argv[2]) : 6.2;
 	const uint64_t frames = argc > 3 ? strtoull(argv[3], NULL, 10) : 4000000;
 	const int rounds = argc > 4 ? atoi(argv[4]) : 5;
-	const int ports = argc > 5 ? atoi(argv[5]) : 1;
+	char *end = NULL;
+	const long ports = argc > 5 ? strtol(argv[5], &end, 10) : 1;
 	double ns[64];
 
 	if (argc < 2 || argc > 6 || !(mpps > 0) || frames < 2 * BURST || rounds < 1 || rounds > 64 || ports < 1 ||
-	    ports > PORTS_MAX) {
+	    ports > PORTS_MAX || (end != NULL && *end != '\0')) {
 		fprintf(stderr, "usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS [PORTS]]]]\n"
 				"  MPPS > 0 (default 6.2), FRAMES >= %d (default 4000000), ROUNDS 1..64 (default 5),\n"
 				"  PORTS 1..%d (default 1)\n",

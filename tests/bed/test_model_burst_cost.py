@@ -40,12 +40,25 @@ def test_prints_least_and_median_ns_a_frame():
     ["delay 1ms", "6.2", "10"],                      # fewer frames than two bursts
     ["delay 1ms", "6.2", "1000", "0"],               # no round
     ["delay 1ms", "6.2", "1000", "65"],              # more rounds than kept
-    ["delay 1ms", "6.2", "1000", "1", "extra"],
+    ["delay 1ms", "6.2", "1000", "1", "extra"],      # PORTS not a number
+    ["delay 1ms", "6.2", "1000", "1", "4x"],
+    ["delay 1ms", "6.2", "1000", "1", "0"],          # no port
+    ["delay 1ms", "6.2", "1000", "1", "1025"],       # more frames than kept
+    ["delay 1ms", "6.2", "1000", "1", "4", "extra"],
 ])
 def test_bad_words_get_the_usage(args):
     r = _run(*args)
     assert r.returncode == 2
-    assert "usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS]]]" in r.stderr
+    assert "usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS [PORTS]]]]" in r.stderr
+
+
+def test_ports_spread_frames_over_classes():
+    """PORTS 64: frames to ports 5000 .. 5063 in turn, so rules on 16 of
+    them put frames in 16 classes; the run prints its figures."""
+    rules = " ; ".join(f"class h{k} match proto udp dport {5000 + k} : delay 1ms" for k in range(16))
+    r = _run(f"delay 1ms limit 100000 ; {rules}", "6.2", "100000", "1", "64")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"at 6\.20 Mpps: least [0-9.]+, median [0-9.]+ ns of CPU a frame \(1 rounds\)", r.stdout)
 
 
 def test_a_bad_link_gets_the_grammars_message():

@@ -55,14 +55,13 @@ def test_udp4_frames_are_what_the_rows_say(tmp_path):
     assert data[:4] == (0xA1B2C3D4).to_bytes(4, "little") and len(data) == 24 + 10 * (16 + 60)
 
 
-def test_linkemud_classifies_the_udp4_frames(tmp_path):
-    """On the ports --frames udp4 uses, a rule on UDP ports sees every
-    frame (on net_null it would see none): the class rows read headers."""
+def _report_on_udp4(tmp_path, name: str, link: str) -> dict:
+    """linkemud's stats report after a second on net_pcap ports that
+    replay the udp4 frames, `link` both ways."""
     pcap = tmp_path / "f.pcap"
     udp4_pcap.write(str(pcap))
     stats = tmp_path / "stats.json"
-    prefix = eal_prefix("leu4")
-    link = "delay 1ms limit 100000 ; class u match proto udp dport 5000-5063 : delay 100us limit 100000"
+    prefix = eal_prefix(name)
     cmd = [str(LINKEMUD), "-l", "1", *eal_pcap(pcap), "--file-prefix", prefix, "--", "--a2b", link, "--b2a",
            link, "--stats-file", str(stats)]
     with running(cmd, prefix, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
@@ -73,6 +72,14 @@ def test_linkemud_classifies_the_udp4_frames(tmp_path):
     assert p.returncode == 0
     r = json.loads(stats.read_text())
     assert r["conserved"]
+    return r
+
+
+def test_linkemud_classifies_the_udp4_frames(tmp_path):
+    """On the ports --frames udp4 uses, a rule on UDP ports sees every
+    frame (on net_null it would see none): the class rows read headers."""
+    r = _report_on_udp4(tmp_path, "leu4", "delay 1ms limit 100000 ; "
+                        "class u match proto udp dport 5000-5063 : delay 100us limit 100000")
     for d in r["directions"].values():
         default, u = d["classes"][0], d["classes"][1]
         assert u["rx"] > 100_000 and default["rx"] == 0, (default["rx"], u["rx"])
@@ -85,21 +92,7 @@ def test_port_filter_passes_exactly_the_matching_frames(tmp_path):
     frame k of every 64, so N // 64 or one more, and the default class
     the rest. A filter that refused a rule's port, or let a frame of
     the default class through to the wrong class, breaks the count."""
-    pcap = tmp_path / "f.pcap"
-    udp4_pcap.write(str(pcap))
-    stats = tmp_path / "stats.json"
-    prefix = eal_prefix("leu4h")
-    link = f"delay 10us limit 100000 ; {CLASS16_HIT}"
-    cmd = [str(LINKEMUD), "-l", "1", *eal_pcap(pcap), "--file-prefix", prefix, "--", "--a2b", link, "--b2a",
-           link, "--stats-file", str(stats)]
-    with running(cmd, prefix, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
-        wait_ready(p)
-        time.sleep(1)
-        p.send_signal(signal.SIGINT)
-        p.communicate(timeout=30)
-    assert p.returncode == 0
-    r = json.loads(stats.read_text())
-    assert r["conserved"]
+    r = _report_on_udp4(tmp_path, "leu4h", f"delay 10us limit 100000 ; {CLASS16_HIT}")
     for d in r["directions"].values():
         classes = d["classes"]
         n = sum(c["rx"] for c in classes)

@@ -194,13 +194,17 @@ static struct le_cs_entry *probe(const struct le_cs_group *g, const uint64_t *w)
 	return probe_from(g, w, key_hash(g, w));
 }
 
+/* Port value v is in the group's port filter (g->ports set). */
+static inline int port_held(const struct le_cs_group *g, uint16_t v)
+{
+	return (g->ports[v >> 6] >> (v & 63)) & 1;
+}
+
 /* 0 when no rule of the group holds key w's port (the port filter): then
  * no rule of the group matches, and the probe is not needed. */
 static inline int port_may_match(const struct le_cs_group *g, const uint64_t *w)
 {
-	const uint16_t v = (uint16_t)(w[4] >> g->port_shift);
-
-	return g->ports == NULL || ((g->ports[v >> 6] >> (v & 63)) & 1);
+	return g->ports == NULL || port_held(g, (uint16_t)(w[4] >> g->port_shift));
 }
 
 /* A plain IPv4 frame (le_plain4_shape) that no rule of a group with a
@@ -209,14 +213,11 @@ static inline int port_may_match(const struct le_cs_group *g, const uint64_t *w)
  * other fields are read or a key is built. */
 static inline int plain4_refused(const struct le_cs_group *g, const uint8_t *b, uint32_t len)
 {
-	uint16_t v;
-
 	if (g->ports == NULL)
 		return 0;
-	if (!((le_pkt_be16(b + 20) & 0x1fff) == 0 && len >= 38 && le_pkt_has_ports(b[23])))
+	if (!le_plain4_has_ports(b, len))
 		return 1;
-	v = le_pkt_be16(b + g->port_off);
-	return !((g->ports[v >> 6] >> (v & 63)) & 1);
+	return !port_held(g, le_pkt_be16(b + g->port_off));
 }
 
 /* 1 + the group's rule with key w, or 0. */

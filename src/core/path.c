@@ -674,9 +674,8 @@ static unsigned merge_due(struct le_path *p, le_ns_t now, const unsigned *due, u
 		}
 		if (best == ndue)
 			break;
+		/* heads are due, so next_d <= now */
 		bound = next == ndue ? now : best < next ? next_d : next_d - 1;
-		if (bound > now)
-			bound = now;
 		k = le_link_dequeue(&p->link[due[best]], bound, &out[n], max - n);
 		if (k == 0)
 			break;

@@ -53,6 +53,13 @@ static inline int le_plain4_shape(const uint8_t *b, uint32_t len)
 	return b != NULL && len >= 34 && b[12] == 0x08 && b[13] == 0x00 && b[14] == 0x45;
 }
 
+/* A plain IPv4 frame (le_plain4_shape) that has both ports: the first
+ * fragment of TCP, UDP, DCCP, SCTP or UDP-Lite, long enough for them. */
+static inline int le_plain4_has_ports(const uint8_t *b, uint32_t len)
+{
+	return (le_pkt_be16(b + 20) & 0x1fff) == 0 && len >= 38 && le_pkt_has_ports(b[23]);
+}
+
 /* A plain IPv4 frame's fields, as le_pkt_parse reads them to LE_PKT_L4. */
 struct le_plain4 {
 	uint32_t src, dst;         /* host order */
@@ -71,7 +78,7 @@ static inline void le_plain4_read(const uint8_t *b, uint32_t len, struct le_plai
 	v->dst = le_pkt_be32(b + 30);
 	memcpy(&v->src_raw, b + 26, 4);
 	memcpy(&v->dst_raw, b + 30, 4);
-	v->ports = (le_pkt_be16(b + 20) & 0x1fff) == 0 && len >= 38 && le_pkt_has_ports(v->proto);
+	v->ports = le_plain4_has_ports(b, len);
 	v->sport = v->ports ? le_pkt_be16(b + 34) : 0;
 	v->dport = v->ports ? le_pkt_be16(b + 36) : 0;
 }

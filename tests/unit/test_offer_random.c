@@ -75,7 +75,7 @@ static void random_link(struct le_rng *r, struct words *w)
 	static const char *const dists[] = { "uniform", "normal", "pareto", "paretonormal" };
 	unsigned delay_us = one_in(r, 5) ? 0 : (unsigned)le_rng_below(r, 3) == 0 ? 1 + (unsigned)le_rng_below(r, 20)
 										     : 20 + (unsigned)le_rng_below(r, 2000);
-	int jitter = delay_us > 0 && one_in(r, 3), serializer = 0, reorder = 0;
+	int jitter = delay_us > 0 && one_in(r, 3), serializer = 0;
 
 	w->n = 0;
 	w->s[0] = '\0';
@@ -88,14 +88,12 @@ static void random_link(struct le_rng *r, struct words *w)
 			put(w, "distribution %s", dists[le_rng_below(r, 4)]);
 	}
 	if (delay_us > 0 && one_in(r, 5)) {
-		reorder = 1;
 		put_chance(w, r, "reorder");
 		if (one_in(r, 3))
 			put(w, "gap %u", 1 + (unsigned)le_rng_below(r, 6));
 	} else if (jitter && one_in(r, 4)) {
 		put(w, "noreorder");
 	}
-	(void)reorder;
 	switch (le_rng_below(r, 6)) {
 	case 0:
 		put_chance(w, r, "loss");

@@ -108,8 +108,9 @@ class Noise:
     frames of a stream far out; those are told apart by the reference
     stream instead (classify). late_rate: the baseline's share of frames
     later than bound; late: those frames as hold-ups (episodes) over the
-    baseline's sending time, what a window's hold-ups are compared with
-    when the test has no control stretch of its own."""
+    baseline's sending time, for the report only: a window's hold-ups are
+    compared with a control stretch under the test's own load (the
+    baseline ran alone, with less beside its sender)."""
 
     t_min: int
     bound: int

@@ -36,6 +36,7 @@ import pytest
 
 from kit.cli import linkemu
 from kit.need import bed_usable, need
+from kit.quiet import StealWatch
 from linkemu.bed import netns, paths, procs, testbed
 from linkemu.bed.testbed import Bed
 from linkemu.daemon import control
@@ -164,6 +165,7 @@ class Link:
         self.bed, self.a2b, self.b2a, self.extra = bed, a2b, b2a, extra
         self.classes = classes
         self.final: dict | None = None
+        self.steal = StealWatch()
         links = [w for opt, v in (("--a2b", a2b), ("--b2a", b2a)) if v is not None
                  for w in (opt, v)]
         cp = linkemu("run", "--bed", bed.name, *links, "--detach", *extra)
@@ -184,6 +186,9 @@ class Link:
             cp = linkemu("stop", "--bed", self.bed.name, "--json")
             assert cp.stdout.strip(), f"stop failed ({cp.returncode}): {cp.stderr}"
             self.final = json.loads(cp.stdout)
+            # The kit's, not linkemud's: what the host took meanwhile
+            # (quiet.require_vcpus).
+            self.final["kit"] = {"steal_pct": self.steal.pct()}
         return self.final
 
     def stop(self) -> dict:

@@ -10,6 +10,7 @@ import os
 import sys
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,6 +132,18 @@ def probe(bed: Bed, count: int, rate: float, size: int = 64, port: int = 9000, t
     records = [[int(q), int(s), int(r), int(t)]
                for q, s, r, t in zip(a["seq"], a["send_ns"], a["rx_ns"], a["tos"])]
     return ProbeRun(count, records, sender, out["receiver"]["foreign"])
+
+
+def probe_with_path(bed: Bed, count: int, rate: float, port: int, path_port: int) -> tuple[ProbeRun, ProbeRun]:
+    """probe() src -> dst, and at the same time a reference stream dst ->
+    src at the same rate through the other direction, which must be
+    unimpaired: its one-way delays are the path's own (kernel, veths,
+    linkemud with no delay, the tools) in the same seconds, what a bound
+    on the probe's delays adds to the model's."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        path = pool.submit(probe, bed, count=count, rate=rate, port=path_port, reverse=True)
+        run = probe(bed, count=count, rate=rate, port=port)
+        return run, path.result()
 
 
 def frame_len(udp_payload: int) -> int:

@@ -262,12 +262,17 @@ unsigned le_delay_line_pop_due(struct le_delay_line *d, le_ns_t now, struct le_f
 	if (!d->ordered)
 		return fifo_pop_due(d, now, out, max);
 	/* Frames marked due at a later `now` than this one stay until theirs
-	 * comes. */
-	while (n < max && d->count && d->slot[d->head].deadline <= now) {
-		out[n++] = d->slot[d->head];
-		d->head = (d->head + 1) & d->mask;
-		d->count--;
+	 * comes. The ring's fields in locals: stores into out[] might alias
+	 * them for the compiler, which would reload them per frame. */
+	const struct le_frame *slot = d->slot;
+	const uint32_t mask = d->mask;
+	uint32_t head = d->head, limit = d->count < max ? d->count : max;
+	while (n < limit && slot[head].deadline <= now) {
+		out[n++] = slot[head];
+		head = (head + 1) & mask;
 	}
+	d->head = head;
+	d->count -= n;
 	rewind_if_empty(d);
 	return n;
 }

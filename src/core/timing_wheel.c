@@ -654,11 +654,20 @@ static inline __attribute__((always_inline)) unsigned wheel_take_due(struct le_t
 	unsigned n = 0;
 
 	while (n < max && w->count) {
-		while (n < max && w->fr_n && w->fr[w->fr_head].f.deadline <= now) {
-			out[n++] = w->fr[w->fr_head++].f;
-			w->fr_n--;
-			w->count--;
+		/* The front's position in locals: stores into out[] might alias
+		 * the wheel's fields for the compiler, which would reload and
+		 * store them per frame. */
+		const struct le_wheel_entry *fr = w->fr;
+		uint32_t head = w->fr_head, k = 0, lim = w->fr_n < max - n ? w->fr_n : max - n;
+
+		while (k < lim && fr[head + k].f.deadline <= now) {
+			out[n + k] = fr[head + k].f;
+			k++;
 		}
+		n += k;
+		w->fr_head = head + k;
+		w->fr_n -= k;
+		w->count -= k;
 		if (w->fr_n)
 			break; /* its head is not due (or out is full) */
 		if (w->count)

@@ -139,11 +139,11 @@ def _late(frames, delay: int, noise: Noise, ref: Reference) -> list:
     return [(q, s, r) for q, s, r in frames if r - s >= delay + noise.bound and not ref.stalled_near(r)]
 
 
-def _exposure(frames, delay: int, noise: Noise, ref: Reference) -> Exposure:
-    """The hold-ups of a control stretch (frames with one delay) over its
+def _exposure(frames, late) -> Exposure:
+    """The hold-ups the late frames among `frames` make, over the frames'
     sending time."""
     sends = [s for _q, s, _r in frames]
-    return Exposure(episodes(s for _q, s, _r in _late(frames, delay, noise, ref)), max(sends) - min(sends))
+    return Exposure(episodes(s for _q, s, _r in late), max(sends) - min(sends))
 
 
 def _sets(c, changes: list, delay_of, count: int) -> tuple[int, int]:
@@ -311,12 +311,12 @@ def test_a_change_applies_to_frames_received_after_the_reply(run_link, bed_up):
     # sender's catch-up batches, each late from its first frame on, in the
     # 7 ms before a `set` on a machine whose baseline had 9 in 2 s).
     settled = [f for f in before_set if f[2] < sent]
-    control = _exposure(settled, 10 * MS, noise, ref_late)
+    control = _exposure(settled, _late(settled, 10 * MS, noise, ref_late))
     held_late = _late(in_flight, 10 * MS, noise, ref_late)
-    span = max(s for _q, s, _r in in_flight) - min(s for _q, s, _r in in_flight)
+    window = _exposure(in_flight, held_late)
     shown = [(q, round((r - s - 10 * MS) / 1e3, 1), round((r - replied) / 1e3, 1))
              for q, s, r in held_late[:10]]
-    assert episodes(s for _q, s, _r in held_late) <= control.allows(span), (
+    assert window.episodes <= control.allows(window.span_ns), (
         f"frames held at the switch that left late (seq, us late, us after the reply): "
         f"{shown} of {len(in_flight)}; the control had {control}")
     v = classify(frames, [Change(10 * MS, -math.inf, -math.inf), Change(50 * MS, sent, replied)],

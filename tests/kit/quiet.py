@@ -269,7 +269,7 @@ def on_time(final: dict, direction: str = "a2b", p99_us: float | None = 1000.0,
         if psi is not None and psi >= 1.0:
             pytest.skip(f"{direction} emulation error: timing not checked, tasks waited for a "
                         f"CPU {psi:.0f} % of the last 10 s (/proc/pressure/cpu); the rest passed")
-        # Likewise when the host did not run the VM's vCPUs (steal).
+        # Likewise when the host did not run the lcore's vCPU (steal).
         require_vcpus(final, f"{direction} emulation error")
     assert not late, (
         f"{direction}: linkemud sent late (emulation error p50 {e['p50'] / 1e3:.0f} us, "

@@ -67,12 +67,11 @@ def _assert_sd(s: float, model_sd: float, path_sd: float, tol: float) -> None:
         f"sd of OWD {s:.3f} ms, want {model_sd:.3f} .. {hi:.3f} (the path's {path_sd:.3f} added) +- {tol:.3f}")
 
 
-def _densest(cdf_points: list[float], width: float = 0.1) -> float:
-    """The largest density (per ms) of the distribution whose support
-    points (ms, one per equally likely draw) are given, over windows of
-    `width` ms: an atom inside a window counts in it, which only makes it
-    larger."""
-    xs = np.sort(np.asarray(cdf_points))
+def _densest(points: list[float], width: float = 0.1) -> float:
+    """The largest density (per ms) of the distribution of `points` (ms,
+    one per equally likely draw), over windows of `width` ms: an atom
+    inside a window counts in it, which only makes it larger."""
+    xs = np.sort(np.asarray(points))
     counts = np.searchsorted(xs, xs + width, side="left") - np.arange(len(xs))
     return float(counts.max()) / len(xs) / width
 

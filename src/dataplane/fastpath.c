@@ -21,27 +21,34 @@ static inline struct frame_meta *meta_of(const struct dp_task *t, struct rte_mbu
 	return frame_meta(m, t->ctx->meta_offset);
 }
 
-/* Counts received frames and keeps the usable ones at the front of pkts. */
-static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, unsigned n)
+/* Counts received frames and keeps the usable ones at the front of pkts,
+ * their lengths in lens: each mbuf's length read once, in the pass that
+ * counts its bytes. */
+static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, uint32_t *lens, unsigned n)
 {
 	unsigned kept = 0;
+	uint64_t bytes = 0;
 	t->ctr.rx += n;
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		t->ctr.rx_bytes += m->pkt_len;
-		if (unlikely(m->pkt_len < DP_MIN_FRAME)) {
+		uint32_t len = m->pkt_len;
+		bytes += len;
+		if (unlikely(len < DP_MIN_FRAME)) {
 			t->ctr.drop[DP_DROP_MALFORMED]++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
+		lens[kept] = len;
 		pkts[kept++] = m;
 	}
+	t->ctr.rx_bytes += bytes;
 	return kept;
 }
 
-/* Offers frames to the model, which keeps them or frees and counts them. */
-static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n, int use_meta_arrival,
-			   le_ns_t now)
+/* Offers frames (and their lengths) to the model, which keeps them or
+ * frees and counts them. */
+static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, const uint32_t *lens, unsigned n,
+			   int use_meta_arrival, le_ns_t now)
 {
 	struct dp_model_slot *ms = &t->dir->models;
 	struct le_compact_store *cs = t->dir->compact;
@@ -65,12 +72,9 @@ static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, unsigned n
 		for (unsigned i = 0; i < n; i++)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	void *handles[DP_BURST_MAX];
-	uint32_t lens[DP_BURST_MAX];
 	struct rte_mbuf *copied[DP_BURST_MAX];
 	unsigned ncopied = 0;
 	le_ns_t arrival[DP_BURST_MAX];
-	for (unsigned i = 0; i < n; i++)
-		lens[i] = pkts[i]->pkt_len;
 	/* The pipeline's worker: each frame's arrival from its mbuf, read
 	 * before a copied frame's mbuf goes back to the pool. */
 	if (use_meta_arrival)
@@ -161,6 +165,21 @@ static void pending_set(struct dp_pending *p, unsigned i, struct rte_mbuf *m, ui
 	p->deadline[i] = deadline;
 }
 
+/* tx_burst frees each mbuf (net_null at once, a NIC's driver after the
+ * send), touching both of its header lines. After the delay they are
+ * cold, and once frames leave out of arrival order (jitter, reorder) the
+ * mempool hands them out in no address order a hardware prefetcher could
+ * follow: ask for them all now, so the misses overlap instead of stalling
+ * the free loop one by one. Compact handles are not mbufs: skipped. */
+static inline void prefetch_mbufs(void *const *h, unsigned k)
+{
+	for (unsigned i = 0; i < k; i++)
+		if (!dp_is_compact(h[i])) {
+			rte_prefetch0(h[i]);
+			rte_prefetch0((char *)h[i] + RTE_CACHE_LINE_SIZE);
+		}
+}
+
 /* A burst's due frames in one split dequeue (le_frame_split). */
 _Static_assert(DP_BURST_MAX <= LE_SPLIT_MAX, "a burst of due frames must fit one split dequeue");
 
@@ -168,29 +187,32 @@ _Static_assert(DP_BURST_MAX <= LE_SPLIT_MAX, "a burst of due frames must fit one
  * and deadline come from the delay line, not the mbuf: after a long delay
  * the mbuf is cold in cache, and touching it here would cost a miss per
  * frame. They go straight into the pending arrays (no le_frame per
- * frame); the handles come through a local array, as the pending one
- * holds mbuf pointers and a compact handle is not one yet. Only the
- * pipeline's worker must write the deadline into the mbuf, for the TX
- * lcore. */
+ * frame); so do the handles while no compact frame is held, otherwise
+ * they come through a local array, as the pending one holds mbuf
+ * pointers and a compact handle is not one yet. Only the pipeline's
+ * worker must write the deadline into the mbuf, for the TX lcore. */
 static void take_due(struct dp_task *t, int stamp_mbuf, le_ns_t now)
 {
 	struct dp_pending *p = &t->pending;
+	struct le_compact_store *cs = t->dir->compact;
+	if (!stamp_mbuf && !(cs && cs->in_use)) {
+		/* No slot in use, so no compact handle anywhere (a handle holds
+		 * its slot until dp_compact_give): every handle is an mbuf and
+		 * goes straight into the pending array, nothing to resolve or
+		 * stamp. The common case, below compact_after. */
+		const struct le_frame_split direct = { (void **)p->m, p->len, p->deadline };
+		unsigned k = dp_model_slot_dequeue_split(&t->dir->models, now, &direct, t->ctx->burst);
+		prefetch_mbufs((void *const *)p->m, k);
+		p->first = 0;
+		p->count = k;
+		p->unresolved = 0;
+		return;
+	}
 	void *h[DP_BURST_MAX];
 	const struct le_frame_split out = { h, p->len, p->deadline };
 	/* Every model's due frames, retiring ones included, by deadline. */
 	unsigned k = dp_model_slot_dequeue_split(&t->dir->models, now, &out, t->ctx->burst);
-	/* tx_burst frees each mbuf (net_null at once, a NIC's driver after
-	 * the send), touching both of its header lines. After the delay they
-	 * are cold, and once frames leave out of arrival order (jitter,
-	 * reorder) the mempool hands them out in no address order a hardware
-	 * prefetcher could follow: ask for them all now, so the misses
-	 * overlap instead of stalling the free loop one by one. */
-	for (unsigned i = 0; i < k; i++)
-		if (!dp_is_compact(h[i])) {
-			rte_prefetch0(h[i]);
-			rte_prefetch0((char *)h[i] + RTE_CACHE_LINE_SIZE);
-		}
-	struct le_compact_store *cs = t->dir->compact;
+	prefetch_mbufs(h, k);
 	unsigned ncompact = 0;
 	if (cs && cs->in_use) { /* no slot in use: no compact frame to find */
 		/* Their slots are cold after the delay: ask for them all first. */
@@ -291,14 +313,15 @@ static int behind(const struct dp_task *t, unsigned out)
 static unsigned poll_run_to_completion(struct dp_task *t)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
+	uint32_t lens[DP_BURST_MAX];
 	le_ns_t top = tsc_clock_now(t->ctx->clock);
 	dp_poll_gaps_note(&t->gaps, top);
 	dp_model_slot_poll(&t->dir->models, top);
 	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
 	if (n) {
 		le_ns_t now = tsc_clock_now(t->ctx->clock);
-		unsigned kept = account_rx(t, pkts, n);
-		offer_to_model(t, pkts, kept, 0, now);
+		unsigned kept = account_rx(t, pkts, lens, n);
+		offer_to_model(t, pkts, lens, kept, 0, now);
 	}
 	unsigned moved = n;
 	/* Punted frames out, and what their processes returned into the
@@ -326,7 +349,8 @@ static unsigned poll_rx(struct dp_task *t)
 		__atomic_store_n(&t->dir->rx_watermark, now, __ATOMIC_RELEASE);
 		return 0;
 	}
-	unsigned kept = account_rx(t, pkts, n);
+	uint32_t lens[DP_BURST_MAX]; /* unused here: the worker reads them */
+	unsigned kept = account_rx(t, pkts, lens, n);
 	for (unsigned i = 0; i < kept; i++)
 		meta_of(t, pkts[i])->arrival = now;
 	unsigned done = rte_ring_sp_enqueue_burst(t->dir->rx_ring, (void **)pkts, kept, NULL);
@@ -365,7 +389,10 @@ static unsigned poll_worker(struct dp_task *t)
 		/* Before offering: the model may free a frame it drops. */
 		if (left)
 			horizon = meta_of(t, pkts[n - 1])->arrival;
-		offer_to_model(t, pkts, n, 1, 0);
+		uint32_t lens[DP_BURST_MAX];
+		for (unsigned i = 0; i < n; i++)
+			lens[i] = pkts[i]->pkt_len;
+		offer_to_model(t, pkts, lens, n, 1, 0);
 	}
 	/* Answers arrive at most at the horizon: the model's clock must not
 	 * pass frames still in the RX ring. */

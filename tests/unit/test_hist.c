@@ -152,6 +152,12 @@ static void lateness_as_per_frame(void)
 		n = x % 65;
 		for (unsigned i = 0; i < n; i++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* Every other burst in long runs (one deadline for
+			 * a whole RX burst, as a plain delay gives). */
+			if ((burst & 1) && i && x % 8 != 7) {
+				d[i] = d[i - 1];
+				continue;
+			}
 			switch (x % 8) {
 			case 0:
 				d[i] = i ? d[i - 1] : now; /* a run */

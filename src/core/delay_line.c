@@ -104,15 +104,20 @@ int le_delay_line_push_ordered_burst(struct le_delay_line *d, const struct le_fr
 void le_delay_line_push_run(struct le_delay_line *d, void *const *handles, const uint32_t *lens, unsigned k,
 			    le_ns_t arrival, le_ns_t deadline, uint16_t cls)
 {
-	/* Locals, so the stores into the rings (a uint32_t among them) do not
-	 * make the compiler reload the line's fields on every frame. */
-	void **restrict handle = d->handle;
-	uint32_t *restrict len = d->len;
-	const uint32_t mask = d->mask, tail = d->head + d->count;
+	/* The frames go into the rings in order, in at most two pieces (the
+	 * rings wrap): copied as blocks, as runs_pop_split takes them. */
+	const uint32_t size = d->mask + 1;
+	uint32_t tail = (d->head + d->count) & d->mask;
 
-	for (unsigned i = 0; i < k; i++) {
-		handle[(tail + i) & mask] = handles[i];
-		len[(tail + i) & mask] = lens[i];
+	for (unsigned done = 0; done < k;) {
+		unsigned piece = k - done;
+
+		if (piece > size - tail)
+			piece = size - tail;
+		memcpy(&d->handle[tail], &handles[done], piece * sizeof(*handles));
+		memcpy(&d->len[tail], &lens[done], piece * sizeof(*lens));
+		tail = (tail + piece) & d->mask;
+		done += piece;
 	}
 	d->count += k;
 	le_delay_line_join_run(d, arrival, deadline, cls, k);
@@ -308,8 +313,10 @@ static unsigned runs_pop_split(struct le_delay_line *d, le_ns_t now, const struc
 			head = (head + piece) & mask;
 			done += piece;
 		}
+		const le_ns_t run_deadline = r->deadline;
+		le_ns_t *restrict to = deadline + n;
 		for (unsigned i = 0; i < k; i++)
-			deadline[n + i] = r->deadline;
+			to[i] = run_deadline;
 		n += k;
 		d->count -= k;
 		d->due -= k;

@@ -70,8 +70,8 @@ void le_hist_record_lateness(struct le_hist *h, uint64_t now, const uint64_t *de
 	/* Summed exactly and made a double once a burst: a uint64_t to
 	 * double conversion is a branchy sequence on x86-64 (no unsigned
 	 * form before AVX-512), and two per run cost ~10 instructions a
-	 * frame where every frame has its own deadline (jitter). n values
-	 * below 2^64 each stay under 2^96. */
+	 * frame where every frame has its own deadline (jitter). n < 2^32
+	 * values below 2^64 each sum to under 2^96. */
 	unsigned __int128 sum = 0;
 
 	for (unsigned i = 0, j; i < n; i = j) {

@@ -22,8 +22,8 @@ static inline struct frame_meta *meta_of(const struct dp_task *t, struct rte_mbu
 }
 
 /* Counts received frames and keeps the usable ones at the front of pkts,
- * their lengths in lens: each mbuf's length read once, in the pass that
- * counts its bytes. */
+ * their lengths in lens (unless NULL): each mbuf's length read once, in
+ * the pass that counts its bytes. */
 static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, uint32_t *lens, unsigned n)
 {
 	unsigned kept = 0;
@@ -38,7 +38,8 @@ static unsigned account_rx(struct dp_task *t, struct rte_mbuf **pkts, uint32_t *
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		lens[kept] = len;
+		if (lens) /* a constant at each (inlined) call */
+			lens[kept] = len;
 		pkts[kept++] = m;
 	}
 	t->ctr.rx_bytes += bytes;
@@ -349,8 +350,7 @@ static unsigned poll_rx(struct dp_task *t)
 		__atomic_store_n(&t->dir->rx_watermark, now, __ATOMIC_RELEASE);
 		return 0;
 	}
-	uint32_t lens[DP_BURST_MAX]; /* unused here: the worker reads them */
-	unsigned kept = account_rx(t, pkts, lens, n);
+	unsigned kept = account_rx(t, pkts, NULL, n); /* the worker reads the lengths */
 	for (unsigned i = 0; i < kept; i++)
 		meta_of(t, pkts[i])->arrival = now;
 	unsigned done = rte_ring_sp_enqueue_burst(t->dir->rx_ring, (void **)pkts, kept, NULL);

@@ -299,8 +299,8 @@ def test_a_change_applies_to_frames_received_after_the_reply(run_link, bed_up):
     ref_late = Reference(ref_frames, noise.bound)
     # Frames sent after the reply: the new delay. Frames sent before the
     # `set` (by more than the path's latency bound, so surely received
-    # before it): the old. Frames in between may have either: classify() checks those
-    # against when they could have reached linkemud.
+    # before it): the old. Frames in between may have either: classify()
+    # checks those against when they could have reached linkemud.
     before_set = [f for f in frames if f[1] < sent - noise.bound]
     after_reply = [f for f in frames if f[1] > replied]
     assert before_set and after_reply

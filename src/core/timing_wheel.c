@@ -619,12 +619,102 @@ int le_wheel_push(struct le_timing_wheel *w, const struct le_frame *f)
 	return 0;
 }
 
+/* Frames pushed while the run is off, place_inline's work with the
+ * wheel's position (base, front, the insertion number) and its arrays in
+ * locals: every entry stored holds a pointer and integers, which the
+ * compiler must assume may overwrite any field of *w, so place_inline
+ * reloaded them all for each frame. The loop keeps as few values live as
+ * it can (the count and the insertion numbers follow from the frame's
+ * index), so that the frame's six fields stay in registers on their way
+ * to the bucket. Returns how many deadlines did not decrease from one
+ * push to the next (the run's decision counts them). */
+static unsigned push_placed(struct le_timing_wheel *w, const struct le_frame *f, unsigned n)
+{
+	unsigned i = 0, rising = 0;
+	le_ns_t last = w->last_push;
+
+	for (unsigned k = 0; k < n; k++) {
+		rising += f[k].deadline >= last;
+		last = f[k].deadline;
+	}
+	w->last_push = last;
+	/* One at a time while the front and buckets are empty: the first
+	 * frame placed sets the front's slot. */
+	for (; i < n && w->count == 0; i++)
+		place_inline(w, &f[i], w->seq++);
+	if (i == n)
+		return rising;
+	{
+		struct le_wheel_chunk *const chunk = w->chunk;
+		struct le_wheel_bucket *const bucket = w->bucket;
+		const unsigned shift = w->shift;
+		const uint64_t mask = w->mask, base = w->base, front = w->front, seq0 = w->seq - i;
+		const uint32_t nover0 = w->nover, count0 = w->count, first = i;
+
+		for (; i < n; i++) {
+			uint64_t s = f[i].deadline >> shift;
+
+			if (s < base)
+				s = base;
+			if (s - base > mask) {
+				struct le_wheel_entry e;
+
+				entry_from(&e, &f[i], seq0 + i);
+				heap_push(w, &e);
+			} else if (s <= front) {
+				struct le_wheel_entry e;
+
+				entry_from(&e, &f[i], seq0 + i);
+				front_insert(w, &e);
+			} else {
+				const uint64_t pos = s & mask;
+				struct le_wheel_bucket *b = &bucket[pos];
+				uint32_t tail = b->tail, used = b->n;
+
+				if (tail == NIL || used == LE_WHEEL_CHUNK) {
+					const uint32_t k = chunk_get(w);
+
+					if (tail == NIL) {
+						b->head = k;
+						set_bit(w, pos);
+					} else {
+						chunk[tail].next = k;
+						chunk[tail].n = LE_WHEEL_CHUNK;
+					}
+					b->tail = tail = k;
+					used = 0;
+				}
+				b->n = used + 1;
+				entry_from(&chunk[tail].e[used], &f[i], seq0 + i);
+			}
+		}
+		w->seq = seq0 + n;
+		w->count = count0 + (n - first) - (w->nover - nover0);
+	}
+	return rising;
+}
+
 int le_wheel_push_burst(struct le_timing_wheel *w, const struct le_frame *f, unsigned n)
 {
 	if (w->capacity - le_wheel_count(w) < n)
 		return -1;
-	for (unsigned i = 0; i < n; i++)
-		push_one(w, &f[i], 1);
+	while (n) {
+		unsigned m;
+
+		if (w->run_on) {
+			push_one(w, f++, 1);
+			n--;
+			continue;
+		}
+		/* up to the run's next decision, which may switch it on */
+		m = LE_WHEEL_WINDOW - w->win < n ? LE_WHEEL_WINDOW - w->win : n;
+		w->hits += push_placed(w, f, m);
+		w->win += m;
+		if (w->win == LE_WHEEL_WINDOW)
+			run_decide(w);
+		f += m;
+		n -= m;
+	}
 	return 0;
 }
 

@@ -272,6 +272,90 @@ static void random_against_reference(void)
 	CHECK_EQ_U64(run_phased(10, 8, LE_NS_PER_MS, LE_NS_PER_MS, 200000, 5000), 0);
 }
 
+/* The same wheel state after each call: what is held where, and the
+ * run's decision so far. */
+static unsigned wheel_differs(const struct le_timing_wheel *a, const struct le_timing_wheel *b)
+{
+	return (a->count != b->count) + (a->nover != b->nover) + (a->run_n != b->run_n) + (a->seq != b->seq) +
+	       (a->run_on != b->run_on) + (a->win != b->win) + (a->hits != b->hits) +
+	       (a->last_push != b->last_push) + (a->front != b->front) + (a->base != b->base);
+}
+
+/* le_delay_line_push_ordered_burst (the burst loop, with its own path
+ * while the run is off) against le_delay_line_push of the same frames one
+ * at a time: bursts of 1-64 frames, every field of every frame popped
+ * the same, and the wheels' state the same after every call, including
+ * the run's switching (the burst loop counts the deadlines that did not
+ * decrease in a pass of its own). Phases of random deadlines and of
+ * in-order ones switch the run on and off, mid-burst too. */
+static unsigned burst_twin(uint64_t seed, uint32_t capacity, le_ns_t horizon, le_ns_t spread, unsigned steps,
+			   unsigned phase)
+{
+	struct le_delay_line db, ds;
+	struct le_frame f[64], a[64], b[64];
+	uint64_t x = seed, id = 1;
+	le_ns_t now = 1000000, last = 0;
+	unsigned bad = 0, refused = 0;
+	uint32_t was_on = 0;
+
+	if (le_delay_line_init_ordered(&db, capacity, horizon) < 0 || le_delay_line_init_ordered(&ds, capacity, horizon) < 0)
+		return 1;
+	run_switches = 0;
+	for (unsigned s = 0; s < steps; s++) {
+		const int in_order = phase && (s / phase) % 2 == 1;
+
+		if (rnd(&x) % 100 < 50) {
+			const unsigned n = 1 + (unsigned)(rnd(&x) % 64);
+			const le_ns_t arrival = now;
+
+			for (unsigned i = 0; i < n; i++) {
+				f[i] = (struct le_frame){ .handle = (void *)(uintptr_t)id++, .len = 64 + i,
+							  .cls = (uint16_t)(i % 3), .arrival = arrival };
+				f[i].deadline = in_order ? draw_in_order(&x, now, spread, &last) : draw_deadline(&x, now, spread);
+			}
+			if (le_delay_line_count(&ds) + n > ds.capacity) {
+				refused++;
+				bad += le_delay_line_push_ordered_burst(&db, f, n) != -1;
+			} else {
+				bad += le_delay_line_push_ordered_burst(&db, f, n) != 0;
+				for (unsigned i = 0; i < n; i++)
+					bad += le_delay_line_push(&ds, &f[i]) != 0;
+			}
+		} else {
+			const unsigned max = 1 + (unsigned)(rnd(&x) % 64);
+			unsigned n, m;
+
+			now += rnd(&x) % (spread / 8 + 1);
+			n = le_delay_line_pop_due(&db, now, a, max);
+			m = le_delay_line_pop_due(&ds, now, b, max);
+			bad += n != m;
+			for (unsigned k = 0; k < n && k < m; k++)
+				bad += a[k].handle != b[k].handle || a[k].deadline != b[k].deadline ||
+				       a[k].arrival != b[k].arrival || a[k].len != b[k].len || a[k].cls != b[k].cls;
+		}
+		bad += wheel_differs(&db.wheel, &ds.wheel);
+		bad += le_delay_line_count(&db) != le_delay_line_count(&ds);
+		run_switches += db.wheel.run_on && !was_on;
+		was_on = db.wheel.run_on;
+	}
+	CHECK(refused > 0 || capacity > 4096, "a burst was refused for room (%u times)", refused);
+	le_delay_line_free(&db);
+	le_delay_line_free(&ds);
+	return bad;
+}
+
+static void burst_against_single(void)
+{
+	/* the span sized for the spread; then the smallest wheel (overflow),
+	 * dense buckets, wide buckets, and a line full most of the time */
+	CHECK_EQ_U64(burst_twin(21, 4096, 2 * LE_NS_PER_MS, 2 * LE_NS_PER_MS, 200000, 9000), 0);
+	CHECK(run_switches >= 5, "the run was switched on %u times", run_switches);
+	CHECK_EQ_U64(burst_twin(22, 512, 0, 2 * LE_NS_PER_MS, 100000, 5000), 0);
+	CHECK_EQ_U64(burst_twin(23, 2048, LE_NS_PER_MS, 4 * LE_NS_PER_US, 100000, 7000), 0);
+	CHECK_EQ_U64(burst_twin(24, 1024, 100 * LE_NS_PER_S, LE_NS_PER_S, 100000, 3000), 0);
+	CHECK_EQ_U64(burst_twin(25, 96, LE_NS_PER_MS, LE_NS_PER_MS, 100000, 2000), 0);
+}
+
 /* A bucket of more frames than the rank takes (a burst into one slot)
  * still leaves in (deadline, insertion) order: `frames` frames into one
  * 1.024 us slot, deadlines at random in it. 200 are sorted on keys
@@ -389,6 +473,7 @@ int main(void)
 {
 	span();
 	random_against_reference();
+	burst_against_single();
 	slot_edges();
 	big_bucket();
 	return mt_summary();

@@ -199,28 +199,38 @@ static void chunk_put(struct le_timing_wheel *w, uint32_t k)
 }
 
 /* The entry (f, seq) is built in the bucket's chunk itself: a copy
- * through an entry on the stack cost a second 40-byte copy per frame. */
-static inline __attribute__((always_inline)) void bucket_append(struct le_timing_wheel *w, uint64_t pos,
-								    const struct le_frame *f, uint64_t seq)
+ * through an entry on the stack cost a second 40-byte copy per frame.
+ * The arrays are passed in, so a burst loop can keep them in registers
+ * (push_placed). */
+static inline __attribute__((always_inline)) void bucket_append_in(struct le_timing_wheel *w,
+								       struct le_wheel_chunk *chunk,
+								       struct le_wheel_bucket *bucket, uint64_t pos,
+								       const struct le_frame *f, uint64_t seq)
 {
-	struct le_wheel_bucket *b = &w->bucket[pos];
-	struct le_wheel_chunk *c;
+	struct le_wheel_bucket *b = &bucket[pos];
+	uint32_t tail = b->tail, used = b->n;
 
-	if (b->tail == NIL || b->n == LE_WHEEL_CHUNK) {
-		uint32_t k = chunk_get(w);
+	if (tail == NIL || used == LE_WHEEL_CHUNK) {
+		const uint32_t k = chunk_get(w);
 
-		if (b->tail == NIL) {
+		if (tail == NIL) {
 			b->head = k;
 			set_bit(w, pos);
 		} else {
-			w->chunk[b->tail].next = k;
-			w->chunk[b->tail].n = LE_WHEEL_CHUNK;
+			chunk[tail].next = k;
+			chunk[tail].n = LE_WHEEL_CHUNK;
 		}
-		b->tail = k;
-		b->n = 0;
+		b->tail = tail = k;
+		used = 0;
 	}
-	c = &w->chunk[b->tail];
-	entry_from(&c->e[b->n++], f, seq);
+	b->n = used + 1;
+	entry_from(&chunk[tail].e[used], f, seq);
+}
+
+static inline __attribute__((always_inline)) void bucket_append(struct le_timing_wheel *w, uint64_t pos,
+								    const struct le_frame *f, uint64_t seq)
+{
+	bucket_append_in(w, w->chunk, w->bucket, pos, f, seq);
 }
 
 /* Into the sorted front array, keeping it sorted. */
@@ -667,25 +677,7 @@ static unsigned push_placed(struct le_timing_wheel *w, const struct le_frame *f,
 				entry_from(&e, &f[i], seq0 + i);
 				front_insert(w, &e);
 			} else {
-				const uint64_t pos = s & mask;
-				struct le_wheel_bucket *b = &bucket[pos];
-				uint32_t tail = b->tail, used = b->n;
-
-				if (tail == NIL || used == LE_WHEEL_CHUNK) {
-					const uint32_t k = chunk_get(w);
-
-					if (tail == NIL) {
-						b->head = k;
-						set_bit(w, pos);
-					} else {
-						chunk[tail].next = k;
-						chunk[tail].n = LE_WHEEL_CHUNK;
-					}
-					b->tail = tail = k;
-					used = 0;
-				}
-				b->n = used + 1;
-				entry_from(&chunk[tail].e[used], &f[i], seq0 + i);
+				bucket_append_in(w, chunk, bucket, s & mask, &f[i], seq0 + i);
 			}
 		}
 		w->seq = seq0 + n;

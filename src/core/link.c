@@ -718,53 +718,20 @@ static le_ns_t fixed_deadline(const struct le_link *l, le_ns_t arrival)
 	return l->cfg.noreorder && deadline < l->last_deadline ? l->last_deadline : deadline;
 }
 
-/* le_link_offer of a plain link, frame by frame: the clock moves once
- * (every frame has the same arrival), so the delay line's due mark can
- * only move over the frame pushed just before (a deadline <= the clock:
- * delay 0 or a late arrival), which le_link_offer's advance() would mark
- * at the next frame. Admission and deliver() as in admit(), without the
- * stages a plain link does not have. */
+/* le_link_offer of a plain link (a fixed delay, 0 too, and nothing
+ * else): its line is in the runs form (init_line), and the burst, one
+ * arrival and one deadline, is one run (offer_run), after the one mark
+ * the clock's move needs. */
 static void offer_plain(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			le_ns_t arrival)
 {
 	struct le_delay_line *d = &l->line;
-	const struct le_link_config *c = &l->cfg;
-	le_ns_t deadline = fixed_deadline(l, arrival);
-	int last_due = 0, pushed = 0;
+	const le_ns_t deadline = fixed_deadline(l, arrival);
 
 	arrive(l, n, arrival);
 	le_delay_line_mark_due(d, l->clock);
 	le_delay_line_prefetch_tail(d, n);
-	if (d->runs) {
-		offer_run(l, handles, lens, n, arrival, deadline);
-		return;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
-
-		l->ctr.rx_bytes += lens[i];
-		if (last_due) { /* what le_link_offer's advance() would mark */
-			if (d->runs)
-				le_delay_line_mark_due(d, l->clock);
-			else if (d->due + 1 == d->count)
-				d->due++;
-		}
-		if (d->count >= d->capacity) {
-			drop(l, &f, LE_DROP_STALLED);
-			last_due = 0;
-			continue;
-		}
-		if (d->count - d->due + 1 > c->limit) {
-			drop(l, &f, LE_DROP_QUEUE_FULL);
-			last_due = 0;
-			continue;
-		}
-		le_delay_line_push_fifo(d, &f);
-		last_due = deadline <= l->clock;
-		pushed = 1;
-	}
-	if (pushed && deadline > l->last_deadline)
-		l->last_deadline = deadline;
+	offer_run(l, handles, lens, n, arrival, deadline);
 }
 
 /* le_link_offer of a link without per-frame stages or queue, frame by

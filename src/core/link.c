@@ -40,12 +40,17 @@ static uint64_t line_capacity(uint32_t limit)
 	return (uint64_t)limit + slack;
 }
 
-/* A link with a fixed delay (0 too) and nothing else: no serializer, no
- * chance, no jitter or reordering (offer_plain). */
+/* A link without serializer or per-frame chance (offer_stageless). */
+static int config_stageless(const struct le_link_config *cfg)
+{
+	return !le_config_has_queue(cfg) && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set;
+}
+
+/* ... and without jitter or reordering: a fixed delay, 0 too, and nothing
+ * else (offer_plain). */
 static int config_plain(const struct le_link_config *cfg)
 {
-	return !le_config_has_queue(cfg) && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE &&
-	       !cfg->corrupt_set && !cfg->jitter && !cfg->reorder_set;
+	return config_stageless(cfg) && !cfg->jitter && !cfg->reorder_set;
 }
 
 /* An ordered line's wheel spans the delay and four jitters beyond it, so
@@ -118,7 +123,7 @@ static int init_common(struct le_link *l, const struct le_link_config *cfg, enum
 	le_chance_init(&l->reorder, l->seed, l->direction, cls, LE_STREAM_REORDER);
 	le_codel_init(&l->codel);
 	l->has_queue = le_config_has_queue(cfg);
-	l->stageless = !l->has_queue && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set;
+	l->stageless = config_stageless(cfg);
 	l->plain = config_plain(cfg);
 	l->fate_gaps = (!cfg->duplicate_set || le_corr_none(cfg->duplicate.corr)) &&
 		       (!cfg->corrupt_set || le_corr_none(cfg->corrupt.corr)) &&

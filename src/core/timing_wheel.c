@@ -200,8 +200,7 @@ static void chunk_put(struct le_timing_wheel *w, uint32_t k)
 
 /* The entry (f, seq) is built in the bucket's chunk itself: a copy
  * through an entry on the stack cost a second 40-byte copy per frame.
- * The arrays are passed in, so a burst loop can keep them in registers
- * (push_placed). */
+ * The arrays are passed in (place_at). */
 static inline __attribute__((always_inline)) void bucket_append_in(struct le_timing_wheel *w,
 								       struct le_wheel_chunk *chunk,
 								       struct le_wheel_bucket *bucket, uint64_t pos,
@@ -225,12 +224,6 @@ static inline __attribute__((always_inline)) void bucket_append_in(struct le_tim
 	}
 	b->n = used + 1;
 	entry_from(&chunk[tail].e[used], f, seq);
-}
-
-static inline __attribute__((always_inline)) void bucket_append(struct le_timing_wheel *w, uint64_t pos,
-								    const struct le_frame *f, uint64_t seq)
-{
-	bucket_append_in(w, w->chunk, w->bucket, pos, f, seq);
 }
 
 /* Into the sorted front array, keeping it sorted. */
@@ -482,34 +475,52 @@ static void refill_front(struct le_timing_wheel *w)
 	sort_front(w);
 }
 
-/* Puts frame f, insertion number seq, where it belongs: the front (its
- * slot is at or before the front's), its slot's bucket, or the overflow
- * heap beyond the span. A deadline already behind `base` (due, not yet
- * popped) counts as base. */
-static inline __attribute__((always_inline)) void place_inline(struct le_timing_wheel *w,
-								   const struct le_frame *f, uint64_t seq)
+/* Puts frame f, insertion number seq, where it belongs given the wheel's
+ * position (passed in, so that a burst loop keeps it in registers:
+ * push_placed): the front (its slot is at or before the front's), its
+ * slot's bucket, or the overflow heap beyond the span. A deadline already
+ * behind `base` (due, not yet popped) counts as base. 1 when the frame
+ * went to the front or a bucket (w->count counts those), 0 for the heap. */
+static inline __attribute__((always_inline)) int place_at(struct le_timing_wheel *w, struct le_wheel_chunk *chunk,
+							      struct le_wheel_bucket *bucket, unsigned shift,
+							      uint64_t mask, uint64_t base, uint64_t front,
+							      const struct le_frame *f, uint64_t seq)
 {
-	uint64_t s = f->deadline >> w->shift;
+	uint64_t s = f->deadline >> shift;
 	struct le_wheel_entry e;
 
-	if (s < w->base)
-		s = w->base;
-	if (s - w->base > w->mask) {
+	if (s < base)
+		s = base;
+	if (s - base > mask) {
 		entry_from(&e, f, seq);
 		heap_push(w, &e);
-		return;
+		return 0;
 	}
-	if (w->count == 0) {
-		w->front = s;
-		w->fr_head = 0;
-	}
-	if (s <= w->front) {
+	if (s <= front) {
 		entry_from(&e, f, seq);
 		front_insert(w, &e);
 	} else {
-		bucket_append(w, s & w->mask, f, seq);
+		bucket_append_in(w, chunk, bucket, s & mask, f, seq);
 	}
-	w->count++;
+	return 1;
+}
+
+/* place_at from the wheel's own fields. With nothing in the front or the
+ * buckets, the first frame placed there sets the front's slot. */
+static inline __attribute__((always_inline)) void place_inline(struct le_timing_wheel *w,
+								   const struct le_frame *f, uint64_t seq)
+{
+	if (w->count == 0) {
+		uint64_t s = f->deadline >> w->shift;
+
+		if (s < w->base)
+			s = w->base;
+		if (s - w->base <= w->mask) {
+			w->front = s;
+			w->fr_head = 0;
+		}
+	}
+	w->count += (uint32_t)place_at(w, w->chunk, w->bucket, w->shift, w->mask, w->base, w->front, f, seq);
 }
 
 /* place() out of line, for the pushes one at a time: inlined there it
@@ -661,25 +672,8 @@ static unsigned push_placed(struct le_timing_wheel *w, const struct le_frame *f,
 		const uint64_t mask = w->mask, base = w->base, front = w->front, seq0 = w->seq - i;
 		const uint32_t nover0 = w->nover, count0 = w->count, first = i;
 
-		for (; i < n; i++) {
-			uint64_t s = f[i].deadline >> shift;
-
-			if (s < base)
-				s = base;
-			if (s - base > mask) {
-				struct le_wheel_entry e;
-
-				entry_from(&e, &f[i], seq0 + i);
-				heap_push(w, &e);
-			} else if (s <= front) {
-				struct le_wheel_entry e;
-
-				entry_from(&e, &f[i], seq0 + i);
-				front_insert(w, &e);
-			} else {
-				bucket_append_in(w, chunk, bucket, s & mask, &f[i], seq0 + i);
-			}
-		}
+		for (; i < n; i++)
+			place_at(w, chunk, bucket, shift, mask, base, front, &f[i], seq0 + i);
 		w->seq = seq0 + n;
 		w->count = count0 + (n - first) - (w->nover - nover0);
 	}

@@ -175,7 +175,7 @@ class Verdict:
     held: int = 0               # FIFO: left right behind the frame ahead (after a decrease)
     batched: int = 0            # sent in the sender's catch-up batch, right behind the frame ahead
     early: list = field(default_factory=list)   # faster than any possible delay: never allowed
-    stalled: list = field(default_factory=list)  # late, while the reference was late too
+    stalled: list = field(default_factory=list)  # late, while the reference was late or the sender behind
     late: list = field(default_factory=list)    # late, unexplained
     by_delay: dict = field(default_factory=dict)
 
@@ -203,8 +203,47 @@ class Reference:
         return i < len(self.late_recv) and self.late_recv[i] <= recv_ns + window_ns
 
 
+class SenderLag:
+    """When the stream's own sender was kept from its schedule.
+
+    owdprobe sends frame i at t0 + i/rate (an absolute schedule), busy-
+    waiting for the due time, and stamps it just before the system call: a
+    stamp later than its due time by more than `bound` means the sender was
+    off its CPU from the due time to the stamp. That CPU also carries the
+    frame's way into linkemud (the softirq that hands it to linkemud's
+    AF_XDP socket runs where it was sent), and the frames owed meanwhile go
+    in one catch-up batch behind each other: frames stamped within
+    window_ns of such a stretch may have reached linkemud later than their
+    stamps say, by as much as the stretch. Seen: a slow spell of the VM
+    (every softirq 5-10 times slower, on both CPUs) left CPU 0 saturated by
+    the test's own tools for 20 ms and the sender 10 ms behind; its catch-
+    up batch reached linkemud up to 1.7 ms after its stamp, and the set
+    that followed found a batch stamped 0.85 ms before it half on each
+    side."""
+
+    def __init__(self, frames, rate: float, bound: int, window_ns: int):
+        period = 1e9 / rate
+        # No stamp is early, so the least (stamp - i/rate) is t0 plus the
+        # cost of a stamp.
+        t0 = min(s - q * period for q, s, _r in frames)
+        spans: list[list[float]] = []
+        for lo, hi in sorted((t0 + q * period, s) for q, s, _r in frames if s - (t0 + q * period) > bound):
+            if spans and lo <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], hi)
+            else:
+                spans.append([lo, hi])
+        self.spans = spans               # disjoint, in order: [due, stamp] of the lagging frames
+        self._starts = [lo for lo, _hi in spans]
+        self.window_ns = window_ns
+
+    def near(self, send_ns: float) -> bool:
+        """Was the sender behind its schedule within window_ns of send_ns?"""
+        i = bisect.bisect_right(self._starts, send_ns + self.window_ns) - 1
+        return i >= 0 and self.spans[i][1] >= send_ns - self.window_ns
+
+
 def classify(frames, changes: list[Change], noise: Noise, held_gap_ns: int = HELD_GAP_NS,
-             reference: Reference | None = None) -> Verdict:
+             reference: Reference | None = None, sender: SenderLag | None = None) -> Verdict:
     """For every frame (seq, send_ns, recv_ns): is its one-way delay one of
     the delays the link had while the frame could have reached linkemud?
 
@@ -216,7 +255,10 @@ def classify(frames, changes: list[Change], noise: Noise, held_gap_ns: int = HEL
 
     Early frames (below every possible D + t_min) are always wrong. A late
     one is 'stalled' when the reference stream had a late frame within
-    STALL_WINDOW_NS of its arrival (the whole machine stalled), else 'late'.
+    STALL_WINDOW_NS of its arrival (the whole machine stalled), or, given
+    `sender`, when the stream's sender was behind its schedule near its
+    sending (its CPU, which carries the frame's way into linkemud, was
+    taken: SenderLag); else 'late'.
 
     With held_gap_ns >= 0, a FIFO delay line is allowed for: after a
     decrease (3 ms -> 1 ms) a frame with the new, shorter deadline may wait
@@ -263,7 +305,7 @@ def classify(frames, changes: list[Change], noise: Noise, held_gap_ns: int = HEL
         if prev is not None and prev_sent == s and 0 <= r - prev <= noise.bound:
             v.batched += 1
             continue
-        if reference is not None and reference.stalled_near(r):
+        if (reference is not None and reference.stalled_near(r)) or (sender is not None and sender.near(s)):
             v.stalled.append((q, s, r, owd, ds))
             continue
         v.late.append((q, s, r, owd, ds))

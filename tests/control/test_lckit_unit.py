@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from lckit import Change, Exposure, Noise, classify, episodes
+from lckit import Change, Exposure, Noise, SenderLag, classify, episodes
 
 MS = 1_000_000
 US = 1_000
@@ -138,3 +138,42 @@ def test_a_catch_up_batch_is_judged_by_its_first_frame():
           stream(100, 0, 200 * US, lambda q, s: 1 * MS + 10 * US)]
     v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE, held_gap_ns=-1)
     assert len(v.late) == 10 and v.batched == 0
+
+
+def test_a_sender_behind_its_schedule_excuses_the_frames_it_sent_then():
+    # a2b: 1 ms, frames due every 200 us. The sender loses its CPU from
+    # 6 ms to 12 ms: frames 30..59 go in one batch stamped at 12 ms, and
+    # the slow kernel that held the sender holds them too, 1.5 ms (the
+    # batch's first frame too: the batch rule alone calls it late).
+    # Frame 80 is late with its sender on time: the link's, still late.
+    fr = []
+    for q, s, r in stream(100, 0, 200 * US, lambda q, s: 1 * MS + 10 * US):
+        if 30 <= q < 60:
+            s = 12 * MS
+            r = s + 1 * MS + 1500 * US + (q - 30) * 2 * US
+        elif q == 80:
+            r += 5 * MS
+        fr.append((q, s, r))
+    lag = SenderLag(fr, rate=5_000, bound=NOISE.bound, window_ns=NOISE.bound)
+    # One stretch: from frame 30's due time to the batch's stamp (frame 31
+    # on is behind too, within it).
+    assert lag.spans == [[6 * MS, 12 * MS]]
+    assert lag.near(12 * MS) and lag.near(9 * MS)
+    assert lag.near(6 * MS - NOISE.bound) and not lag.near(6 * MS - NOISE.bound - 1)
+    assert lag.near(12 * MS + NOISE.bound) and not lag.near(12 * MS + NOISE.bound + 1)
+    # Frame 29 (5.8 ms) was sent a path bound or more before the sender
+    # stopped: its stamp holds.
+    assert not lag.near(29 * 200 * US)
+    v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE, held_gap_ns=-1, sender=lag)
+    assert [x[0] for x in v.late] == [80] and not v.early
+    assert len(v.stalled) + v.batched == 30 and v.stalled[0][0] == 30
+    # Without it, the batch's first frame is the link's.
+    v = classify(fr, [Change(1 * MS, -math.inf, -math.inf)], NOISE, held_gap_ns=-1)
+    assert [x[0] for x in v.late] == [30, 80]
+
+
+def test_a_sender_on_time_has_no_stretch():
+    # Stamps a few microseconds after each due time, never past the bound.
+    fr = [(q, q * 100 * US + (q % 7) * US, q * 100 * US + 1 * MS) for q in range(1000)]
+    lag = SenderLag(fr, rate=10_000, bound=NOISE.bound, window_ns=1 * MS)
+    assert lag.spans == [] and not lag.near(50 * MS)

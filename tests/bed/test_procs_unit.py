@@ -44,3 +44,27 @@ def test_a_daemon_counts_and_a_one_shot_run_does_not(tmp_path):
             p.wait()
             p.stdout.close()
     assert daemon.pid not in procs.any_linkemud()
+
+
+def test_another_beds_daemon_is_other_and_ours_is_not(tmp_path):
+    # The timing tests' contention check: a data plane started for another
+    # bed counts, the bed's own does not, and neither do one-shot runs.
+    from kit import other_daemons
+    from linkemu.bed import testbed
+
+    fake = _stand_in_script(tmp_path)
+    prefix = testbed.bed_for("zq").file_prefix
+    daemon = _stand_in(fake, "--file-prefix", prefix, "--", "--control", "/tmp/x")
+    probe = _stand_in(fake, "--file-prefix", "zz-other", "--check", "delay 1ms")
+    try:
+        assert f"pid {daemon.pid} ({prefix})" in other_daemons(None)
+        assert f"pid {daemon.pid} ({prefix})" in other_daemons("zr")
+        assert not [o for o in other_daemons("zq") if o.startswith(f"pid {daemon.pid} ")]
+        assert not [o for o in other_daemons(None) if o.startswith(f"pid {probe.pid} ")]
+        assert (daemon.pid, [sys.executable, str(fake), "--file-prefix", prefix, "--", "--control",
+                             "/tmp/x"]) in procs.linkemud_argvs()
+    finally:
+        for p in (daemon, probe):
+            p.kill()
+            p.wait()
+            p.stdout.close()

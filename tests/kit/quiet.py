@@ -38,11 +38,10 @@ def other_daemons(bed_name: str | None = None) -> list[str]:
     """linkemud processes that are not bed_name's (None: every one): another
     bed's daemon busy-polls the same CPUs and stalls ours by milliseconds
     at a time."""
-    ours = set(procs.find_linkemud(testbed.bed_for(bed_name).file_prefix)) if bed_name else set()
+    ours = testbed.bed_for(bed_name).file_prefix if bed_name else None
     out = []
-    for pid in procs.any_linkemud():
-        if pid not in ours:
-            argv = procs.cmdline(pid)
+    for pid, argv in procs.linkemud_argvs():      # one pass over /proc: see there
+        if procs.is_data_plane(argv) and not (ours and procs.has_file_prefix(argv, ours)):
             prefix = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--file-prefix"),
                           "?")
             out.append(f"pid {pid} ({prefix})")

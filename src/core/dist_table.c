@@ -258,7 +258,7 @@ int64_t le_tabledist(int64_t mu, int64_t sigma, uint64_t rnd, const struct le_di
 	 * draw, but it keeps what a correlated draw (rng.h le_rng_corr)
 	 * carries, which netem's modulo throws away. */
 	if (t == NULL || t->size == 0)
-		return (int64_t)(((unsigned __int128)rnd * (2 * (uint64_t)sigma)) >> 64) - sigma + mu;
+		return le_tabledist_uniform(mu, sigma, rnd);
 	/* netem's arithmetic: split sigma into multiples of the scale and a
 	 * remainder so the product cannot overflow, and round the
 	 * remainder's share half away from zero. */

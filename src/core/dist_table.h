@@ -76,5 +76,12 @@ void le_dist_table_free(struct le_dist_table *t);
  * [mu - sigma, mu + sigma - 1] ns. sigma >= 0. (netem takes rnd modulo
  * the range instead; see le_tabledist in dist_table.c for why not.) */
 int64_t le_tabledist(int64_t mu, int64_t sigma, uint64_t rnd, const struct le_dist_table *t);
+/* le_tabledist without a table, sigma > 0: netem's discrete uniform on
+ * [mu - sigma, mu + sigma - 1], the draw's high bits scaled to the range.
+ * Inline: the jitter rows draw it for every frame (jitter.h). */
+static inline int64_t le_tabledist_uniform(int64_t mu, int64_t sigma, uint64_t rnd)
+{
+	return (int64_t)(((unsigned __int128)rnd * (2 * (uint64_t)sigma)) >> 64) - sigma + mu;
+}
 
 #endif

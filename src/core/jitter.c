@@ -25,7 +25,7 @@ void le_jitter_free(struct le_jitter_state *s)
 	le_dist_table_free(&s->table);
 }
 
-le_ns_t le_jitter_delay(struct le_jitter_state *s, const struct le_link_config *c)
+le_ns_t le_jitter_draw(struct le_jitter_state *s, const struct le_link_config *c)
 {
 	uint64_t rnd;
 	int64_t d;

@@ -390,6 +390,41 @@ static void exact_deadlines(void)
 	fk_fini(&fk);
 }
 
+/* le_jitter_delay draws the uniform jitter inline: the same delays, one
+ * for one, as the general draw from a stream seeded alike, including the
+ * clamp at 0 when the jitter exceeds the delay; a correlated or tabled
+ * jitter takes the general path. */
+static void inline_uniform_twin(void)
+{
+	static const char *const links[] = { "delay 1ms 100us", "delay 10us 30us", "delay 0 1ns",
+					     "delay 10ms 4ms 25%", "delay 1ms 100us distribution normal" };
+
+	for (size_t k = 0; k < sizeof(links) / sizeof(links[0]); k++) {
+		struct le_link_config c;
+		struct le_jitter_state a, b;
+		char err[LE_ERR_MAX];
+		uint64_t zeros = 0;
+
+		CHECK(le_config_parse(links[k], &c, err, sizeof(err)) == 0, "%s", err);
+		CHECK(le_jitter_init(&a, &c, 7, 1, 2, err, sizeof(err)) == 0, "%s", err);
+		CHECK(le_jitter_init(&b, &c, 7, 1, 2, err, sizeof(err)) == 0, "%s", err);
+		for (int i = 0; i < 20000; i++) {
+			const le_ns_t x = le_jitter_delay(&a, &c), y = le_jitter_draw(&b, &c);
+
+			if (x != y) {
+				CHECK(0, "%s, draw %d: inline %llu, general %llu", links[k], i,
+				      (unsigned long long)x, (unsigned long long)y);
+				break;
+			}
+			zeros += x == 0;
+		}
+		if (k == 1) /* 10us +- 30us: a third of the draws fall below 0 */
+			CHECK(zeros > 5000 && zeros < 8000, "%llu clamped", (unsigned long long)zeros);
+		le_jitter_free(&a);
+		le_jitter_free(&b);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -403,5 +438,6 @@ int main(int argc, char **argv)
 	noreorder_mode();
 	correlated_jitter();
 	exact_deadlines();
+	inline_uniform_twin();
 	return mt_summary();
 }

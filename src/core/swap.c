@@ -224,6 +224,28 @@ void le_swap_hop_counters(const struct le_swap *s, unsigned cls, unsigned hop, s
 		le_counters_add(out, &l->ctr);
 }
 
+uint32_t le_swap_hop_depth(const struct le_swap *s, unsigned cls, unsigned hop)
+{
+	uint32_t n = 0;
+
+	if (cls >= le_path_classes(s->active) || hop >= s->active->chain[cls].n)
+		return 0;
+	for (const struct le_link *l = s->active->chain[cls].hop[hop]; l != NULL; l = l->elder)
+		n += le_link_depth(l);
+	return n;
+}
+
+uint32_t le_swap_class_depth(const struct le_swap *s, unsigned cls)
+{
+	uint32_t n = 0;
+
+	if (cls >= le_path_classes(s->active))
+		return 0;
+	for (unsigned h = 0; h < s->active->chain[cls].n; h++)
+		n += le_swap_hop_depth(s, cls, h);
+	return n;
+}
+
 void le_swap_reset_counters(struct le_swap *s)
 {
 	le_path_reset_counters(s->active);

@@ -102,6 +102,13 @@ void le_swap_class_counters(const struct le_swap *s, unsigned cls, struct le_cou
 /* Hop `hop`'s own counts (hand-overs included) of the active path's
  * class `cls`, with its predecessors', written to *out. */
 void le_swap_hop_counters(const struct le_swap *s, unsigned cls, unsigned hop, struct le_counters *out);
+/* Frames held by the active path's class `cls` and by its predecessors
+ * of the same name (a live change leaves them serving what they held):
+ * with le_swap_class_counters, the class's books balance during a change
+ * too (rx + dup == tx + drops + depth). */
+uint32_t le_swap_class_depth(const struct le_swap *s, unsigned cls);
+/* The same for hop `hop` of the class (le_swap_hop_counters). */
+uint32_t le_swap_hop_depth(const struct le_swap *s, unsigned cls, unsigned hop);
 /* Restarts every count (`reset stats`): the paths' classes and `gone`. */
 void le_swap_reset_counters(struct le_swap *s);
 

@@ -22,6 +22,7 @@ void dp_report_add_models(struct dp_direction_report *out, const struct dp_model
 	/* The models' own rx/tx are internal hand-overs, not port counts;
 	 * only their drops, copies and events belong to the totals. */
 	le_counters_add(&out->model, &m->ctr);
+	out->model_held += m->depth;
 	out->in_flight += m->depth;
 	snprintf(out->config, sizeof(out->config), "%s", m->active->text);
 	out->seed = m->active->path.link[0].seed;
@@ -120,6 +121,7 @@ void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 		dp_xstats_subtract(&r->dir[d].xstats_in, &base->dir[d].xstats_in);
 		dp_xstats_subtract(&r->dir[d].xstats_out, &base->dir[d].xstats_out);
 		r->dir[d].in_flight_base = base->dir[d].in_flight;
+		r->dir[d].model_held_base = base->dir[d].model_held;
 		subtract_classes(&r->dir[d], &base->dir[d]);
 	}
 }
@@ -157,6 +159,31 @@ int dp_report_conserved(const struct dp_direction_report *d)
 	 * before it but may leave after it. */
 	return d->dp.rx + d->model.dup + d->dp.injected + d->in_flight_base ==
 	       d->dp.tx + dp_report_dropped(d) + d->in_flight;
+}
+
+void dp_report_ended_classes(const struct dp_direction_report *d, struct dp_class_report *out)
+{
+	uint64_t held = d->model_held, base = d->model_held_base;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", "(ended)");
+	out->nhops = 1;
+	out->ctr = d->model;
+	for (unsigned k = 0; k < d->nclasses; k++) {
+		le_counters_sub(&out->ctr, &d->cls[k].ctr);
+		held -= d->cls[k].in_flight;
+		base -= d->cls[k].in_flight_base;
+	}
+	out->in_flight = (uint32_t)held;
+	out->in_flight_base = (uint32_t)base;
+}
+
+/* Any count at all: a direction whose classes were never removed shows
+ * no line for them. */
+static int ended_any(const struct dp_class_report *e)
+{
+	return e->ctr.rx || e->ctr.tx || e->ctr.dup || le_counters_dropped(&e->ctr) || e->in_flight ||
+	       e->in_flight_base;
 }
 
 static void human_punt(FILE *f, const struct dp_direction_report *x);
@@ -214,6 +241,12 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 												   : "(NOT CONSERVED)");
 			}
 		}
+		struct dp_class_report ended;
+		dp_report_ended_classes(x, &ended);
+		if (ended_any(&ended))
+			fprintf(f, "    classes removed by a live change: in %" PRIu64 "  out %" PRIu64 "  dropped %" PRIu64
+				   "  held %u\n",
+				ended.ctr.rx, ended.ctr.tx, le_counters_dropped(&ended.ctr), ended.in_flight);
 		human_punt(f, x);
 		if (x->error.count)
 			fprintf(f, "    emulation error ns: p50 %" PRIu64 "  p99 %" PRIu64 "  p99.9 %" PRIu64
@@ -410,6 +443,18 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			fputc('}', f);
 		}
 		fputc(']', f);
+		{
+			struct dp_class_report e;
+
+			dp_report_ended_classes(x, &e);
+			fprintf(f, ", \"ended_classes\": {\"rx\": %" PRIu64 ", \"tx\": %" PRIu64 ", \"dup\": %" PRIu64
+				   ", \"in_flight\": %u, \"in_flight_at_reset\": %u, \"dropped\": ",
+				e.ctr.rx, e.ctr.tx, e.ctr.dup, e.in_flight, e.in_flight_base);
+			json_drops(f, &e.ctr);
+			fputs(", \"events\": ", f);
+			json_events(f, &e.ctr);
+			fputc('}', f);
+		}
 		json_punt(f, x);
 		fputc('}', f);
 	}

@@ -36,6 +36,8 @@ struct dp_hop_report {
 struct dp_direction_report {
 	struct dp_counters dp;    /* rx, tx, bytes (the ports'), data-plane drops */
 	struct le_counters model; /* the models' drops, copies and events (not rx/tx) */
+	uint64_t model_held;      /* frames the models hold (part of in_flight) */
+	uint64_t model_held_base; /* the same when `reset stats` was taken, else 0 */
 	uint64_t in_flight;       /* measured: link + rings + pending buffers */
 	uint64_t in_flight_base;  /* in flight when `reset stats` was taken, else 0 */
 	struct le_hist error;     /* emulation error, merged over tasks */
@@ -90,6 +92,12 @@ struct dp_report {
  * events, depth, classes and text) to out. */
 void dp_report_add_models(struct dp_direction_report *out, const struct dp_model_slot_snapshot *m);
 int dp_report_conserved(const struct dp_direction_report *d);
+/* Classes that a live change removed: the models' counts and held frames
+ * less those of the current classes (a removed class serves what it held
+ * and its counts stay in the totals, on no current class), so that the
+ * classes and this add up to the models' counts, and its own books
+ * balance: rx + dup + in_flight_base == tx + drops + in_flight. */
+void dp_report_ended_classes(const struct dp_direction_report *d, struct dp_class_report *out);
 /* Drops by every cause, model and data plane, merged by name (a name both
  * count, "shutdown", once). Returns the number of causes (<= max). */
 unsigned dp_report_drops(const struct dp_direction_report *d, const char **name, uint64_t *count, unsigned max);

@@ -391,3 +391,48 @@ def test_reset_stats_restarts_every_class(run_link, bed_up):
     assert by_name["other"]["rx"] == 0, after
     assert after["rx"] == sum(k["rx"] for k in after["classes"]), after
     assert after["tx"] == sum(k["tx"] for k in after["classes"]), after
+
+
+def _ended_balance(d: dict) -> None:
+    """The removed classes' books: rx + dup + held at the reset == tx +
+    dropped + held; and the classes with them add up to the direction."""
+    e = d["ended_classes"]
+    assert e["rx"] + e["dup"] + e["in_flight_at_reset"] == \
+        e["tx"] + sum(e["dropped"].values()) + e["in_flight"], d
+    for key in ("rx", "tx"):
+        assert d[key] == sum(k[key] for k in d["classes"]) + e[key], (key, d)
+    assert d["dropped_total"] == sum(sum(k["dropped"].values()) for k in d["classes"]) \
+        + sum(e["dropped"].values()), d
+
+
+def test_a_removed_class_stays_in_the_books(run_link, bed_up):
+    """A live `set` that removes a class while it holds frames: the class
+    keeps serving them, and its counts appear as `ended_classes`, so the
+    classes of a direction still add up to its totals (docs/control.md),
+    across a `reset stats` too."""
+    n, held_s = 100, 0.6
+    run_link(f"delay 1ms ; class held match proto udp dport 9350 : delay {int(held_s * 1000)}ms limit 1000", "")
+    c = control.connect_bed(bed_up, 5.0)
+    try:
+        stream = Stream(bed_up, count=n, rate=1000, port=9350, idle_s=2.0).start()
+        time.sleep(0.1 * n / 100 + 0.15)          # all sent, none due yet
+        c.set("a2b", "delay 1ms")                  # the class ends, holding them
+        now = c.stats()["directions"]["a2b"]
+        c.reset_stats()
+        at_reset = now["ended_classes"]["in_flight"]
+        time.sleep(held_s + 0.3)
+        after = c.stats()["directions"]["a2b"]
+        frames = stream.finish()
+    finally:
+        c.close()
+    assert [k["name"] for k in now["classes"]] == ["default"], now
+    # Held by the ended class, not by any current one; nothing left yet.
+    assert now["ended_classes"]["rx"] == n and now["ended_classes"]["tx"] == 0, now
+    assert at_reset == n, now
+    _ended_balance(now)
+    # Since the reset: the ended class sent what it held then, and took
+    # nothing new (frames after the change go to the default class).
+    e = after["ended_classes"]
+    assert e["rx"] == 0 and e["in_flight_at_reset"] == n and e["tx"] == n and e["in_flight"] == 0, after
+    _ended_balance(after)
+    assert len(frames) == n, f"{len(frames)} of {n} frames arrived"

@@ -33,3 +33,22 @@ def test_counters_past_the_limit_are_said():
         {"in": {"rx_q0_errors": 1}, "out": {"tx_errors": 3}, "not_shown": 4}))
     assert "    output port driver counts: tx_errors 3" in lines
     assert "    (4 more driver drop counters not shown)" in lines
+
+
+def _ended(**kw) -> dict:
+    e = {"rx": 0, "tx": 0, "dup": 0, "in_flight": 0, "in_flight_at_reset": 0, "dropped": {}, "events": {}}
+    e.update(kw)
+    return e
+
+
+def test_removed_classes_line_only_when_they_counted():
+    quiet = dict(_direction(None), ended_classes=_ended())
+    assert not [l for l in summary.fmt_direction("a2b", quiet) if "removed" in l]
+    busy = dict(_direction(None), ended_classes=_ended(rx=7, tx=4, in_flight=2, dropped={"loss": 1}))
+    got = [l for l in summary.fmt_direction("a2b", busy) if "removed" in l]
+    assert got == ["    classes removed by a live change: in 7, out 4, dropped 1, held 2"], got
+    # The typed counters carry it too.
+    from linkemu.daemon.counters import DirectionCounters
+    d = DirectionCounters.from_json(busy)
+    assert d.ended_classes is not None and (d.ended_classes.rx, d.ended_classes.tx) == (7, 4)
+    assert DirectionCounters.from_json(_direction(None)).ended_classes is None

@@ -133,8 +133,16 @@ def conservation(final: dict, classes: bool = True) -> list[str]:
         if "shutdown" not in d["dropped"]:
             bad.append(f"{name}: no 'shutdown' drop cause in {sorted(d['dropped'])}")
         classes_ = (d.get("classes") or []) if classes else []
+        if classes_:
+            # Classes a live change removed, together: they add up with
+            # the current ones (docs/control.md, "ended_classes").
+            if "ended_classes" not in d:
+                bad.append(f"{name}: no 'ended_classes' in the report")
+            else:
+                classes_ = classes_ + [dict(d["ended_classes"], name="(ended)")]
         for c in classes_:
-            if c["rx"] + c["dup"] != c["tx"] + sum(c["dropped"].values()) + c["in_flight"]:
+            if c["rx"] + c["dup"] + c.get("in_flight_at_reset", 0) != \
+                    c["tx"] + sum(c["dropped"].values()) + c["in_flight"]:
                 bad.append(f"{name}: class {c['name']} not conserved: {c}")
             bad += hop_problems(name, c)
         if classes_:

@@ -461,6 +461,60 @@ static void classes_by_name(void)
 	fk_fini(&fk);
 }
 
+/* A class's books while its predecessor still serves what it held: the
+ * depth (le_swap_class_depth) counts the predecessor's frames as the
+ * counts do, so rx + dup == tx + drops + depth for the class during the
+ * change; a class the change removed is what the direction counts beyond
+ * its classes (the report's "ended_classes"), its books balanced too. */
+static void class_books_during_a_change(void)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *b;
+	struct le_counters total, cls, sum;
+	uint32_t depth_sum;
+
+	if (start(&fk, &sw, "delay 1ms ; class x match dscp ef : delay 10ms ; class gone match proto udp dport 5001 : delay 20ms",
+		  "delay 1ms ; class x match dscp ef : delay 5ms", &b) < 0)
+		return;
+	for (int i = 0; i < 4; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 46, 0), 100, (le_ns_t)i);
+	for (int i = 0; i < 3; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 0, 5001), 100, (le_ns_t)(10 + i));
+	CHECK(le_swap_stage(&sw, b, LE_NS_PER_MS) == 0);
+	for (int i = 0; i < 2; i++)
+		le_swap_offer(&sw, frame(&fk, 100, 46, 0), 100, 2 * LE_NS_PER_MS + (le_ns_t)i);
+	for (int step = 0; step < 2; step++) {
+		const le_ns_t now = step ? LE_NS_PER_S : 3 * LE_NS_PER_MS;
+		struct le_frame out[64];
+
+		while (step && le_swap_dequeue(&sw, now, out, 64) > 0)
+			;
+		CHECK_EQ_U64(le_path_classes(sw.active), 2);
+		le_swap_class_counters(&sw, 1, &cls); /* x: 4 frames before the change, 2 after */
+		CHECK_EQ_U64(cls.rx, 6);
+		CHECK_EQ_U64(le_swap_class_depth(&sw, 1), step ? 0 : 6);
+		CHECK(le_counters_conserved(&cls, le_swap_class_depth(&sw, 1)));
+		/* Beyond the classes: the removed class's 3 frames, held, then sent. */
+		memset(&total, 0, sizeof(total));
+		le_swap_counters(&sw, &total);
+		memset(&sum, 0, sizeof(sum));
+		depth_sum = 0;
+		for (unsigned k = 0; k < le_path_classes(sw.active); k++) {
+			le_swap_class_counters(&sw, k, &cls);
+			le_counters_add(&sum, &cls);
+			depth_sum += le_swap_class_depth(&sw, k);
+		}
+		le_counters_sub(&total, &sum);
+		CHECK_EQ_U64(total.rx, 3);
+		CHECK_EQ_U64(total.tx, step ? 3 : 0);
+		CHECK_EQ_U64(le_swap_depth(&sw) - depth_sum, step ? 0 : 3);
+		CHECK(le_counters_conserved(&total, le_swap_depth(&sw) - depth_sum));
+	}
+	release(&sw);
+	fk_fini(&fk);
+}
+
 /* A change of loss model: the loss stream goes on (not reseeded), the
  * chain does not (a different model starts in state 1). The new model's
  * fates equal those of a fresh `loss 50%` link whose stream already gave
@@ -947,6 +1001,7 @@ int main(int argc, char **argv)
 	timed_rate(1);
 	timed_by_dequeue();
 	classes_by_name();
+	class_books_during_a_change();
 	loss_model_change();
 	rate_to_slot_and_trace();
 	noreorder_queued();

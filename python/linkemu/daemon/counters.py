@@ -94,6 +94,9 @@ class DirectionCounters:
     classes: list[ClassCounters]
     emulation_error_ns: ErrorSummary
     raw: dict = field(repr=False, compare=False, default_factory=dict)
+    # Classes that a live change removed, together: what they still held
+    # and counted (with `classes`, adds up to the models' counts).
+    ended_classes: ClassCounters | None = None
 
     @classmethod
     def from_json(cls, d: dict | None) -> "DirectionCounters":
@@ -103,7 +106,9 @@ class DirectionCounters:
                    dict(d.get("dropped") or {}), d.get("dropped_total", 0),
                    dict(d.get("events") or {}),
                    [ClassCounters.from_json(c) for c in d.get("classes") or []],
-                   ErrorSummary.from_json(d.get("emulation_error_ns")), d)
+                   ErrorSummary.from_json(d.get("emulation_error_ns")), d,
+                   ClassCounters.from_json({"name": "(ended)", **d["ended_classes"]})
+                   if d.get("ended_classes") is not None else None)
 
     @property
     def loss_rate(self) -> float:

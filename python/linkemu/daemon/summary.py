@@ -98,6 +98,11 @@ def fmt_direction(name: str, d: dict) -> list[str]:
             lines.append(f"      hop {h['hop']}: in {h['rx']}, out {h['tx']}, "
                          f"dropped {sum(h.get('dropped', {}).values())}, dup {h.get('dup', 0)}, "
                          f"held {h['in_flight']}{'' if h.get('conserved') else '  (NOT CONSERVED)'}")
+    ended = d.get("ended_classes") or {}
+    ended_drops = sum((ended.get("dropped") or {}).values())
+    if any(ended.get(k) for k in ("rx", "tx", "dup", "in_flight", "in_flight_at_reset")) or ended_drops:
+        lines.append(f"    classes removed by a live change: in {ended.get('rx', 0)}, "
+                     f"out {ended.get('tx', 0)}, dropped {ended_drops}, held {ended.get('in_flight', 0)}")
     for p in d.get("punt") or []:   # punted classes' channels (docs/punt.md)
         lines.append(f"    punt class {p['class']} ({p['transport']} {p['name']}): "
                      f"{'attached' if p['up'] else 'NO PROCESS'}, sent {p['sent']}, returned "

@@ -410,25 +410,33 @@ def test_a_removed_class_stays_in_the_books(run_link, bed_up):
     keeps serving them, and its counts appear as `ended_classes`, so the
     classes of a direction still add up to its totals (docs/control.md),
     across a `reset stats` too."""
-    n, held_s = 100, 0.6
+    n, held_s = 100, 2.0
     run_link(f"delay 1ms ; class held match proto udp dport 9350 : delay {int(held_s * 1000)}ms limit 1000", "")
     c = control.connect_bed(bed_up, 5.0)
     try:
-        stream = Stream(bed_up, count=n, rate=1000, port=9350, idle_s=2.0).start()
-        time.sleep(0.1 * n / 100 + 0.15)          # all sent, none due yet
+        stream = Stream(bed_up, count=n, rate=1000, port=9350, idle_s=held_s + 2.0).start()
+        # Every frame in the class before the change, none due yet (the
+        # stream takes 0.1 s; the class holds them held_s).
+        deadline = time.monotonic() + held_s / 2
+        while True:
+            d = c.stats()["directions"]["a2b"]
+            got = {k["name"]: k for k in d["classes"]}["held"]["rx"]
+            if got == n or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        assert got == n, f"only {got} of {n} frames reached the class in {held_s / 2} s: {d}"
         c.set("a2b", "delay 1ms")                  # the class ends, holding them
         now = c.stats()["directions"]["a2b"]
         c.reset_stats()
-        at_reset = now["ended_classes"]["in_flight"]
-        time.sleep(held_s + 0.3)
+        time.sleep(held_s + 0.5)
         after = c.stats()["directions"]["a2b"]
         frames = stream.finish()
     finally:
         c.close()
     assert [k["name"] for k in now["classes"]] == ["default"], now
     # Held by the ended class, not by any current one; nothing left yet.
-    assert now["ended_classes"]["rx"] == n and now["ended_classes"]["tx"] == 0, now
-    assert at_reset == n, now
+    e = now["ended_classes"]
+    assert e["rx"] == n and e["tx"] == 0 and e["in_flight"] == n, now
     _ended_balance(now)
     # Since the reset: the ended class sent what it held then, and took
     # nothing new (frames after the change go to the default class).

@@ -780,19 +780,22 @@ static void offer_stageless(struct le_link *l, void *const *handles, const uint3
 
 enum { JITTER_BLOCK = 64 };
 
-/* offer_stageless of a link whose one stage is reordering jitter (a
- * delay with jitter, on an ordered line: no `reorder`, no serializer, no
- * per-frame chances), when the whole burst fits under the line's
- * capacity and the limit. Then no frame's admission depends on another
- * frame, and what is left per frame is deliver()'s: the jitter draw,
- * the deadline, the push. The deadlines are drawn first, a block at a
- * time and in the frames' order (the same draws), then pushed with one
- * call, without the calls and checks per frame that were about a sixth
- * of the model's instructions on this row. A frame due at once (a zero delay
- * drawn, a late burst) is marked before the next one is pushed, as
- * offer_stageless does, so the due frames leave in the same order. */
-static void offer_jittered(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
-			   le_ns_t arrival)
+/* offer_stageless of a link on an ordered line with no serializer and no
+ * per-frame chance but `reorder` (reordering jitter, `reorder`, or both),
+ * when the whole burst fits under the line's capacity and the limit.
+ * Then no frame's admission depends on another frame, and what is left
+ * per frame is deliver()'s: the draws, the deadline, the push. The
+ * deadlines are drawn first, a block at a time and in the frames' order
+ * (the same draws as deadline_after's), then pushed with one call,
+ * without the calls and checks per frame that were about a sixth of the
+ * model's instructions on the jitter row. A frame due at once (one that
+ * `reorder` sends at once, a zero delay drawn, a late burst) is marked
+ * before the next one is pushed, as offer_stageless does, so the due
+ * frames leave in the same order: the block goes in as bursts that end
+ * at its due frames. `reorder` is a constant at each call. */
+static inline __attribute__((always_inline)) void offer_ordered(struct le_link *l, void *const *handles,
+								const uint32_t *lens, unsigned n, le_ns_t arrival,
+								const int reorder)
 {
 	struct le_delay_line *d = &l->line;
 	const struct le_link_config *c = &l->cfg;
@@ -806,17 +809,40 @@ static void offer_jittered(struct le_link *l, void *const *handles, const uint32
 	for (unsigned b = 0; b < n; b += JITTER_BLOCK) {
 		const unsigned k = n - b < JITTER_BLOCK ? n - b : JITTER_BLOCK;
 		struct le_frame f[JITTER_BLOCK];
-		/* The stream and the link's sums in locals: stores through l
-		 * could alias them, and would make the draw reload its state
+		/* The streams and the link's sums in locals: stores through l
+		 * could alias them, and would make the draws reload their state
 		 * from memory each frame. */
 		struct le_jitter_state js = l->jitter;
+		struct le_chance_state rs;
+		uint32_t counter = 0;
+		uint64_t reordered = 0;
 		le_ns_t last = l->last_deadline, clock = l->clock;
 		uint64_t bytes = 0;
 		int due_now = 0;
 
+		if (reorder) {
+			rs = l->reorder;
+			counter = l->reorder_counter;
+		}
 		for (unsigned i = 0; i < k; i++) {
-			le_ns_t deadline = add_sat(arrival, le_jitter_delay(&js, c));
+			const le_ns_t delay = le_jitter_delay(&js, c);
+			le_ns_t deadline = add_sat(arrival, delay);
 
+			if (reorder) {
+				/* deadline_after's: within `gap` frames of the last
+				 * reordered one no draw; after, with probability P the
+				 * frame skips the delay. */
+				if (counter + 1 >= c->gap && le_chance_draw(&rs, &c->reorder)) {
+					deadline = arrival;
+					counter = 0;
+					reordered++;
+				} else {
+					counter++;
+				}
+				/* No noreorder clamp: the grammar refuses `reorder`
+				 * with `noreorder`, and without `reorder` an ordered
+				 * line has no noreorder either. */
+			}
 			bytes += lens[b + i];
 			f[i].handle = handles[b + i];
 			f[i].len = lens[b + i];
@@ -828,18 +854,40 @@ static void offer_jittered(struct le_link *l, void *const *handles, const uint32
 			due_now |= deadline <= clock;
 		}
 		l->jitter = js;
+		if (reorder) {
+			l->reorder = rs;
+			l->reorder_counter = counter;
+			l->ctr.event[LE_EVENT_REORDERED] += reordered;
+		}
 		l->last_deadline = last;
 		l->ctr.rx_bytes += bytes;
 		if (!due_now) {
 			le_delay_line_push_ordered_burst(d, f, k); /* cannot fail: room checked */
 			continue;
 		}
-		for (unsigned i = 0; i < k; i++) {
-			le_delay_line_push(d, &f[i]);
-			if (f[i].deadline <= l->clock && b + i + 1 < n)
+		for (unsigned i = 0, from = 0; i < k; i++) {
+			const int mark = f[i].deadline <= l->clock && b + i + 1 < n;
+
+			if (mark || i + 1 == k) {
+				le_delay_line_push_ordered_burst(d, f + from, i + 1 - from);
+				from = i + 1;
+			}
+			if (mark)
 				le_delay_line_mark_due(d, l->clock);
 		}
 	}
+}
+
+static void offer_jittered(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			   le_ns_t arrival)
+{
+	offer_ordered(l, handles, lens, n, arrival, 0);
+}
+
+static void offer_reordered(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			    le_ns_t arrival)
+{
+	offer_ordered(l, handles, lens, n, arrival, 1);
 }
 
 /* A frame of a burst offered frame by frame: the advance it needs first,
@@ -1075,6 +1123,8 @@ void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t
 		offer_plain(l, handles, lens, n, arrival);
 	else if (l->stageless && l->line.ordered && !l->cfg.reorder_set)
 		offer_jittered(l, handles, lens, n, arrival);
+	else if (l->stageless && l->line.ordered)
+		offer_reordered(l, handles, lens, n, arrival);
 	else if (l->stageless)
 		offer_stageless(l, handles, lens, n, arrival);
 	else if (l->line.runs) /* a fixed delay behind per-frame chances */

@@ -33,6 +33,11 @@ static const char *const links[] = {
 	"delay 10us 20us limit 400",
 	"delay 200us loss 10% limit 60",
 	"delay 1ms reorder 25% limit 30",
+	/* `reorder` alone, or with jitter, whole bursts pushed at once
+	 * (offer_reordered): room for every burst, frames `reorder` sends at
+	 * once in most bursts, a gap, correlation. */
+	"delay 1ms reorder 10% limit 100000",
+	"delay 300us 100us reorder 20% 50% gap 3 limit 100000",
 	"rate 100mbit limit 10",
 	"delay 50us duplicate 5% corrupt 5% limit 20",
 	/* Frame by frame without an advance before each (offer_framewise):

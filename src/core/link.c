@@ -238,6 +238,21 @@ uint32_t le_link_held(const struct le_link *l)
 	return n;
 }
 
+/* `reorder`'s choice for one frame (netem_enqueue): within `gap` frames
+ * of the last reordered one a frame is delayed without a draw; after,
+ * with probability P it skips the delay. 1 when it does. The state is the
+ * caller's, so a burst loop can keep it in locals (offer_ordered). */
+static inline __attribute__((always_inline)) int reorder_now(struct le_chance_state *s,
+							     const struct le_link_config *c, uint32_t *counter)
+{
+	if (*counter + 1 >= c->gap && le_chance_draw(s, &c->reorder)) {
+		*counter = 0;
+		return 1;
+	}
+	(*counter)++;
+	return 0;
+}
+
 /* After the serializer: slot gate (behind a rate), delay with jitter, or
  * none for a frame `reorder` chose: the deadline of a frame of length
  * `len` that leaves the serializer at `out`, with the draws and state
@@ -255,17 +270,9 @@ static inline __attribute__((always_inline)) le_ns_t deadline_after(struct le_li
 	/* Drawn for every frame, reordered or not, so the jitter stream does
 	 * not depend on reorder's choices. */
 	d = c->jitter ? le_jitter_delay(&l->jitter, c) : c->delay;
-	if (c->reorder_set) {
-		/* netem_enqueue: within `gap` frames of the last reordered one a
-		 * frame is delayed without a draw; after, with probability P it
-		 * skips the delay. */
-		if (l->reorder_counter + 1 >= c->gap && le_chance_draw(&l->reorder, &c->reorder)) {
-			reordered = 1;
-			l->reorder_counter = 0;
-			l->ctr.event[LE_EVENT_REORDERED]++;
-		} else {
-			l->reorder_counter++;
-		}
+	if (c->reorder_set && reorder_now(&l->reorder, c, &l->reorder_counter)) {
+		reordered = 1;
+		l->ctr.event[LE_EVENT_REORDERED]++;
 	}
 	deadline = reordered ? out : add_sat(out, d);
 	if (c->noreorder && deadline < l->last_deadline)
@@ -825,23 +832,14 @@ static inline __attribute__((always_inline)) void offer_ordered(struct le_link *
 			counter = l->reorder_counter;
 		}
 		for (unsigned i = 0; i < k; i++) {
-			const le_ns_t delay = le_jitter_delay(&js, c);
-			le_ns_t deadline = add_sat(arrival, delay);
+			le_ns_t deadline = add_sat(arrival, le_jitter_delay(&js, c));
 
-			if (reorder) {
-				/* deadline_after's: within `gap` frames of the last
-				 * reordered one no draw; after, with probability P the
-				 * frame skips the delay. */
-				if (counter + 1 >= c->gap && le_chance_draw(&rs, &c->reorder)) {
-					deadline = arrival;
-					counter = 0;
-					reordered++;
-				} else {
-					counter++;
-				}
-				/* No noreorder clamp: the grammar refuses `reorder`
-				 * with `noreorder`, and without `reorder` an ordered
-				 * line has no noreorder either. */
+			/* deadline_after's choice. No noreorder clamp: the grammar
+			 * refuses `reorder` with `noreorder`, and without `reorder`
+			 * an ordered line has no noreorder either. */
+			if (reorder && reorder_now(&rs, c, &counter)) {
+				deadline = arrival;
+				reordered++;
 			}
 			bytes += lens[b + i];
 			f[i].handle = handles[b + i];

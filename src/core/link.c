@@ -1279,6 +1279,7 @@ void le_link_inherit(struct le_link *n, struct le_link *o, le_ns_t at)
 	le_codel_carry(&n->codel, &o->codel, nc->codel.enabled && oc->codel.enabled);
 	n->reorder_counter = o->reorder_counter;
 	n->last_deadline = max_ns(n->last_deadline, o->last_deadline);
+	n->born = o->born; /* its counts go on: the same link for the books */
 	n->ctr = o->ctr;
 	memset(&o->ctr, 0, sizeof(o->ctr));
 	carry_serializer(n, o);

@@ -105,6 +105,12 @@ struct le_link {
 	 * it still holds frames, and the one continuing this */
 	struct le_link *elder, *heir;
 	int has_next;               /* a later hop of a chain follows (chain.h) */
+	/* Which link of its class (or hop) this is: the generation of the
+	 * path that created it (le_path.generation), carried by
+	 * le_link_inherit with the counters. Counts read before a live change
+	 * (a `reset stats` baseline) belong to a link of the same name only
+	 * when this matches: a class removed and added again counts anew. */
+	uint64_t born;
 };
 
 /* Sets up a link for `cfg`; the seed is cfg->seed when cfg->seed_set,
@@ -163,10 +169,11 @@ void le_link_advance(struct le_link *l, le_ns_t t);
  * (same model), slot phase, CoDel state, trace position (exact with the
  * same trace file), the serializer's busy time, reorder's counter,
  * noreorder's last deadline, the clock and the counters (o's restart
- * from 0: what happens to the frames o keeps). The frames o had not
- * served yet (queue, and a frame partly sent by a trace) move to n in
- * O(1) and are served by n's serializer from `at` on (without one, they
- * leave it at `at`); frames o had served stay in o with their deadlines.
+ * from 0: what happens to the frames o keeps) with `born`. The frames o
+ * had not served yet (queue, and a frame partly sent by a trace) move to
+ * n in O(1) and are served by n's serializer from `at` on (without one,
+ * they leave it at `at`); frames o had served stay in o with their
+ * deadlines.
  * With n->elder = o, n's limit counts the frames o still holds, and n's
  * counts are the class's whole history: so a change to an identical
  * link changes nothing. n->elder stays set until le_link_detach(o). */

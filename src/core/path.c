@@ -798,6 +798,16 @@ uint32_t le_path_hop_depth(const struct le_path *p, unsigned cls, unsigned hop)
 	return cls < p->nlinks && hop < p->chain[cls].n ? le_link_depth(p->chain[cls].hop[hop]) : 0;
 }
 
+uint64_t le_path_class_born(const struct le_path *p, unsigned cls)
+{
+	return le_path_hop_born(p, cls, 0);
+}
+
+uint64_t le_path_hop_born(const struct le_path *p, unsigned cls, unsigned hop)
+{
+	return cls < p->nlinks && hop < p->chain[cls].n ? p->chain[cls].hop[hop]->born : 0;
+}
+
 void le_path_counters(const struct le_path *p, struct le_counters *total)
 {
 	memset(total, 0, sizeof(*total));
@@ -815,8 +825,21 @@ int le_path_class_index(const struct le_path *p, const char *name)
 	return -1;
 }
 
+/* The links of a path that takes over from `old`: born now, unless one
+ * continues a link of old (le_link_inherit carries that one's). A class
+ * removed by one change and added again by a later one is thus never
+ * taken for its namesake, whose counts it does not have. */
+static void born_after(struct le_path *newp, const struct le_path *old)
+{
+	newp->generation = old->generation + 1;
+	for (unsigned k = 0; k < newp->nlinks; k++)
+		for (unsigned h = 0; h < newp->chain[k].n; h++)
+			newp->chain[k].hop[h]->born = newp->generation;
+}
+
 void le_path_inherit_at(struct le_path *newp, struct le_path *old, le_ns_t at)
 {
+	born_after(newp, old);
 	le_path_catch_up(old);
 	le_path_catch_up(newp);
 	newp->busy[0] = newp->busy[1] = ~0ull; /* frames may come over to any */

@@ -117,6 +117,9 @@ struct le_path {
 	 * or the path has hops), and joins again when frames reach it. */
 	uint64_t busy[2];
 	le_ns_t seen;                  /* the latest time le_path_dequeue was given */
+	/* Live changes that led to this path (le_path_inherit_at: the old
+	 * path's + 1; 0 for a first one): what its new links are born with. */
+	uint64_t generation;
 };
 
 /* Sets up every class's link (allocation and file reads happen here,
@@ -170,14 +173,20 @@ const struct le_counters *le_path_hop_counters(const struct le_path *p, unsigned
 uint32_t le_path_hop_depth(const struct le_path *p, unsigned cls, unsigned hop);
 /* Sum over classes. */
 void le_path_counters(const struct le_path *p, struct le_counters *total);
+/* Which class (hop) of its name this is (le_link.born): equal across live
+ * changes exactly while they carry its counts, so counts taken earlier
+ * (`reset stats`) apply to it only when it is equal. A class's is its
+ * first hop's, which continues whenever the class does. */
+uint64_t le_path_class_born(const struct le_path *p, unsigned cls);
+uint64_t le_path_hop_born(const struct le_path *p, unsigned cls, unsigned hop);
 
 /* Live change at model time `at`: each class of the new path continues
  * the old path's class of the same name (the default link the default
  * one) with its whole state, le_link_inherit; a class with a new name
- * starts fresh, an old class without successor keeps serving what it
- * holds. The new path's links then point at the old ones (for `limit`
- * and counts) until le_path_detach(old), which must come before `old`
- * is freed. le_swap (swap.h) does all of this for a direction. */
+ * starts fresh (born in the new path's generation), an old class
+ * without successor keeps serving what it holds. The new path's links
+ * then point at the old ones (for `limit` and counts) until
+ * le_path_detach(old), which must come before `old` is freed. le_swap (swap.h) does all of this for a direction. */
 void le_path_inherit_at(struct le_path *newp, struct le_path *old, le_ns_t at);
 /* The same, at the old path's clock, for a caller that does not keep the
  * old path linked: the links are detached at once (the new path's limit

@@ -137,9 +137,11 @@ void dp_model_slot_snapshot(const struct dp_model_slot *s, struct dp_model_slot_
 	for (unsigned k = 0; k < out->nclasses; k++) {
 		le_swap_class_counters(w, k, &out->cls[k]);
 		out->cls_depth[k] = le_swap_class_depth(w, k);
+		out->cls_born[k] = le_path_class_born(w->active, k);
 		out->cls_hops[k] = (uint8_t)le_path_class_hops(w->active, k);
 		for (unsigned h = 0; out->cls_hops[k] > 1 && h < out->cls_hops[k]; h++) {
 			le_swap_hop_counters(w, k, h, &out->hop[out->nhops]);
+			out->hop_born[out->nhops] = le_path_hop_born(w->active, k, h);
 			out->hop_depth[out->nhops++] = le_swap_hop_depth(w, k, h);
 		}
 	}

@@ -75,12 +75,14 @@ struct dp_model_slot_snapshot {
 	unsigned nclasses;               /* of the active model */
 	struct le_counters cls[LE_MAX_CLASSES + 1];
 	uint32_t cls_depth[LE_MAX_CLASSES + 1];
+	uint64_t cls_born[LE_MAX_CLASSES + 1];   /* le_path_class_born */
 	/* Chained classes (`LINK >> LINK`): cls_hops[k] hops (1: a plain
 	 * link, not listed), listed class by class in hop[]. */
 	uint8_t cls_hops[LE_MAX_CLASSES + 1];
 	unsigned nhops;
 	struct le_counters hop[LE_PATH_CHAIN_HOPS_MAX];
 	uint32_t hop_depth[LE_PATH_CHAIN_HOPS_MAX];
+	uint64_t hop_born[LE_PATH_CHAIN_HOPS_MAX];
 };
 
 /* Control side. */

@@ -34,6 +34,7 @@ void dp_report_add_models(struct dp_direction_report *out, const struct dp_model
 		snprintf(out->cls[k].name, sizeof(out->cls[k].name), "%s", le_path_class_name(&m->active->path, k));
 		out->cls[k].ctr = m->cls[k];
 		out->cls[k].in_flight = m->cls_depth[k];
+		out->cls[k].born = m->cls_born[k];
 		out->cls[k].nhops = m->cls_hops[k];
 		out->cls[k].first_hop = 0;
 	}
@@ -45,6 +46,7 @@ void dp_report_add_models(struct dp_direction_report *out, const struct dp_model
 		out->cls[k].first_hop = out->nhops;
 		for (unsigned j = 0; j < m->cls_hops[k]; j++, h++) {
 			out->hop[out->nhops].ctr = m->hop[h];
+			out->hop[out->nhops].born = m->hop_born[h];
 			out->hop[out->nhops].in_flight_base = 0;
 			out->hop[out->nhops++].in_flight = m->hop_depth[h];
 		}
@@ -80,32 +82,53 @@ static void hist_subtract(struct le_hist *h, const struct le_hist *base)
 
 /* A chained class's hops since a reset: hop by hop, as a live change
  * carries them, when the class had as many hops then (a chain that
- * changed length since is reported whole). */
+ * changed length since is reported whole). A hop born since (a chain cut
+ * short and grown again) has nothing to subtract, as a class born since. */
 static void subtract_hops(struct dp_direction_report *x, const struct dp_class_report *c,
 			  const struct dp_direction_report *base, const struct dp_class_report *b)
 {
 	if (c->nhops <= 1 || c->nhops != b->nhops)
 		return;
 	for (unsigned h = 0; h < c->nhops; h++) {
-		le_counters_sub(&x->hop[c->first_hop + h].ctr, &base->hop[b->first_hop + h].ctr);
-		x->hop[c->first_hop + h].in_flight_base = base->hop[b->first_hop + h].in_flight;
+		struct dp_hop_report *now = &x->hop[c->first_hop + h];
+		const struct dp_hop_report *then = &base->hop[b->first_hop + h];
+
+		if (now->born != then->born)
+			continue;
+		le_counters_sub(&now->ctr, &then->ctr);
+		now->in_flight_base = then->in_flight;
 	}
 }
 
-/* Class counts since a reset. Classes are matched by name, as a live
- * change carries them (core: le_path_inherit_at); a class created after
- * the reset has nothing to subtract. Its frames held at the reset were
- * counted in by then, so they go into in_flight_base. */
+/* The baseline's class that c continues: same name and born equal, as a
+ * live change carries a class with its counts (core: le_path_inherit_at).
+ * NULL for a class created since, even under an old name (removed, then
+ * added again): it counted from 0, and its namesake's counts since the
+ * reset are the ended classes' (dp_report_ended_classes). */
+static const struct dp_class_report *class_at_reset(const struct dp_direction_report *base,
+						    const struct dp_class_report *c)
+{
+	for (unsigned j = 0; j < base->nclasses; j++)
+		if (strcmp(c->name, base->cls[j].name) == 0)
+			return c->born == base->cls[j].born ? &base->cls[j] : NULL;
+	return NULL;
+}
+
+/* Class counts since a reset. A class created after the reset has
+ * nothing to subtract and held nothing then. A class that was there: its
+ * frames held at the reset were counted in by then, so they go into
+ * in_flight_base. */
 static void subtract_classes(struct dp_direction_report *x, const struct dp_direction_report *base)
 {
-	for (unsigned k = 0; k < x->nclasses; k++)
-		for (unsigned j = 0; j < base->nclasses; j++)
-			if (strcmp(x->cls[k].name, base->cls[j].name) == 0) {
-				le_counters_sub(&x->cls[k].ctr, &base->cls[j].ctr);
-				x->cls[k].in_flight_base = base->cls[j].in_flight;
-				subtract_hops(x, &x->cls[k], base, &base->cls[j]);
-				break;
-			}
+	for (unsigned k = 0; k < x->nclasses; k++) {
+		const struct dp_class_report *b = class_at_reset(base, &x->cls[k]);
+
+		if (b == NULL)
+			continue;
+		le_counters_sub(&x->cls[k].ctr, &b->ctr);
+		x->cls[k].in_flight_base = b->in_flight;
+		subtract_hops(x, &x->cls[k], base, b);
+	}
 }
 
 void dp_report_subtract(struct dp_report *r, const struct dp_report *base)

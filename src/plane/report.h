@@ -21,6 +21,7 @@ struct dp_class_report {
 	struct le_counters ctr;   /* rx/tx here are frames into/out of the class's link */
 	uint32_t in_flight;
 	uint32_t in_flight_base;  /* held when `reset stats` was taken, else 0 */
+	uint64_t born;            /* le_path_class_born: which class of this name */
 	unsigned nhops;           /* hops of a chain; 1: a plain link */
 	unsigned first_hop;       /* its hops in dp_direction_report.hop[] (nhops > 1) */
 };
@@ -31,6 +32,7 @@ struct dp_hop_report {
 	struct le_counters ctr;
 	uint32_t in_flight;
 	uint32_t in_flight_base;  /* held when `reset stats` was taken, else 0 */
+	uint64_t born;            /* le_path_hop_born: which hop of this place */
 };
 
 struct dp_direction_report {
@@ -96,7 +98,9 @@ int dp_report_conserved(const struct dp_direction_report *d);
  * less those of the current classes (a removed class serves what it held
  * and its counts stay in the totals, on no current class), so that the
  * classes and this add up to the models' counts, and its own books
- * balance: rx + dup + in_flight_base == tx + drops + in_flight. */
+ * balance: rx + dup + in_flight_base == tx + drops + in_flight. A removed
+ * class is here even when a later change added one of its name again:
+ * that one is another class (born later) and counts only its own. */
 void dp_report_ended_classes(const struct dp_direction_report *d, struct dp_class_report *out);
 /* Drops by every cause, model and data plane, merged by name (a name both
  * count, "shutdown", once). Returns the number of causes (<= max). */
@@ -105,7 +109,8 @@ uint64_t dp_report_dropped(const struct dp_direction_report *d);
 #define DP_REPORT_CAUSES_MAX (LE_DROP_CAUSES + DP_DROP_CAUSES)
 /* r -= base: counters and histograms since base was taken (`reset stats`).
  * in_flight stays as measured; min/max become the edges of the extreme
- * non-empty buckets. */
+ * non-empty buckets. A class (hop) is the base's of its name (place) only
+ * when born equal: one created since counts whole, from 0. */
 void dp_report_subtract(struct dp_report *r, const struct dp_report *base);
 void dp_report_print_human(FILE *f, const struct dp_report *r);
 void dp_report_print_json(FILE *f, const struct dp_report *r);

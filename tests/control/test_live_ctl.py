@@ -446,3 +446,41 @@ def test_a_removed_class_stays_in_the_books(run_link, bed_up):
     assert e["rx"] == 0 and e["in_flight_at_reset"] == n and e["tx"] == n and e["in_flight"] == 0, after
     _ended_balance(after)
     assert len(frames) == n, f"{len(frames)} of {n} frames arrived"
+
+
+def test_a_class_added_again_counts_from_its_adding(run_link, bed_up):
+    """A class that one live `set` removes and a later one adds again under
+    the same name starts from zero: after a `reset stats` taken before its
+    removal, it shows what it counted since it was added again, not that
+    less what its namesake had counted at the reset (docs/control.md); the
+    namesake's counts since the reset are the ended classes', and the
+    direction's books still balance."""
+    n_before, n_after = 60, 25
+    a = "class a match proto udp dport 9360 : delay 1ms"
+    b = "class b match proto udp dport 9361 : delay 1ms"
+    run_link(f"delay 1ms ; {a} ; {b}", "")
+    c = control.connect_bed(bed_up, 5.0)
+    try:
+        Stream(bed_up, count=n_before, rate=1000, port=9360, idle_s=1.0).start().finish()
+        d = c.stats()["directions"]["a2b"]
+        assert {k["name"]: k for k in d["classes"]}["a"]["tx"] == n_before, d
+        c.reset_stats()
+        c.set("a2b", f"delay 1ms ; {b}")           # a ends
+        c.set("a2b", f"delay 1ms ; {a} ; {b}")     # and a new a begins
+        stream_b = Stream(bed_up, count=n_after, rate=1000, port=9361, idle_s=1.0).start()
+        Stream(bed_up, count=n_after, rate=1000, port=9360, idle_s=1.0).start().finish()
+        stream_b.finish()
+        after = c.stats()["directions"]["a2b"]
+    finally:
+        c.close()
+    by_name = {k["name"]: k for k in after["classes"]}
+    ca, cb = by_name["a"], by_name["b"]
+    assert (ca["rx"], ca["tx"], ca["in_flight"], ca["in_flight_at_reset"]) == (n_after, n_after, 0, 0), after
+    assert sum(ca["dropped"].values()) == 0, after
+    # b lived through both changes: its counts since the reset.
+    assert (cb["rx"], cb["tx"], cb["in_flight_at_reset"]) == (n_after, n_after, 0), after
+    # The old a counted nothing since the reset (it held nothing then).
+    e = after["ended_classes"]
+    assert (e["rx"], e["tx"], e["in_flight"], e["in_flight_at_reset"]) == (0, 0, 0, 0), after
+    assert after["conserved"], after
+    _ended_balance(after)

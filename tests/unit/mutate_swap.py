@@ -21,6 +21,7 @@ M = [
  ("src/core/link.c", "\t\tle_chance_carry(&n->corrupt, &o->corrupt, &nc->corrupt, &oc->corrupt);\n", "", "corrupt stream not carried"),
  ("src/core/link.c", "\t\tle_chance_carry(&n->reorder, &o->reorder, &nc->reorder, &oc->reorder);\n", "", "reorder stream not carried"),
  ("src/core/link.c", "\t\tle_jitter_carry(&n->jitter, &o->jitter);\n", "", "jitter stream not carried"),
+ ("src/core/link.c", "\tn->born = o->born; /* its counts go on: the same link for the books */\n", "", "class identity not carried"),
  ("src/core/loss.c", "const int same_model = nc->model == oc->model;", "const int same_model = 1;", "loss chain carried across models"),
  ("src/core/link.c", "le_loss_carry(&n->loss, &o->loss, streams,", "le_loss_carry(&n->loss, &o->loss, 0,", "loss stream not carried"),
  ("src/core/loss.c", "const int same_model = nc->model == oc->model;", "const int same_model = 0;", "loss chain not carried"),

@@ -461,6 +461,44 @@ static void classes_by_name(void)
 	fk_fini(&fk);
 }
 
+/* Which class of its name a class is (le_path_class_born, what a
+ * `reset stats` baseline is matched with): kept while changes carry the
+ * class with its counts, new when a class removed by one change comes
+ * back in a later one; the same for a hop of a chain cut short and grown
+ * again. */
+static void born_with_the_counts(void)
+{
+	const char *a2 = "class a match dscp ef : delay 1ms >> delay 2ms", *a1 = "class a match dscp ef : delay 1ms",
+		   *b = "class b match proto udp dport 5001 : delay 1ms";
+	char cfg[4][256];
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *p[4];
+
+	snprintf(cfg[0], sizeof(cfg[0]), "delay 1ms ; %s ; %s", a2, b);
+	snprintf(cfg[1], sizeof(cfg[1]), "delay 1ms ; %s", b);          /* a ends */
+	snprintf(cfg[2], sizeof(cfg[2]), "delay 1ms ; %s ; %s", b, a1); /* a again, one hop */
+	snprintf(cfg[3], sizeof(cfg[3]), "delay 1ms ; %s ; %s", a2, b); /* its second hop again */
+	fk_init(&fk, 1);
+	for (int i = 0; i < 4; i++)
+		if ((p[i] = build(cfg[i], &fk, 1)) == NULL)
+			return;
+	le_swap_init(&sw, p[0]);
+	CHECK_EQ_U64(le_path_class_born(sw.active, 1), 0);
+	CHECK_EQ_U64(le_path_hop_born(sw.active, 1, 1), 0);
+	for (int i = 1; i < 4; i++) {
+		CHECK(le_swap_stage(&sw, p[i], 0) == 0);
+		le_swap_advance(&sw, (le_ns_t)i * LE_NS_PER_MS);
+		CHECK(sw.active == p[i]);
+	}
+	CHECK_EQ_U64(le_path_class_born(sw.active, 0), 0);                       /* default: always carried */
+	CHECK_EQ_U64(le_path_class_born(sw.active, le_path_class_index(sw.active, "b")), 0);
+	CHECK_EQ_U64(le_path_class_born(sw.active, le_path_class_index(sw.active, "a")), 2);
+	CHECK_EQ_U64(le_path_hop_born(sw.active, le_path_class_index(sw.active, "a"), 1), 3);
+	release(&sw); /* frees all four: the swap holds them until then */
+	fk_fini(&fk);
+}
+
 /* A class's books while its predecessor still serves what it held: the
  * depth (le_swap_class_depth) counts the predecessor's frames as the
  * counts do, so rx + dup == tx + drops + depth for the class during the
@@ -1001,6 +1039,7 @@ int main(int argc, char **argv)
 	timed_rate(1);
 	timed_by_dequeue();
 	classes_by_name();
+	born_with_the_counts();
 	class_books_during_a_change();
 	loss_model_change();
 	rate_to_slot_and_trace();

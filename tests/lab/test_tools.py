@@ -150,11 +150,24 @@ def test_owdprobe_loopback_46_and_samples(tools, loopback_ns, tmp_path):
     assert a.size == 4000 and sorted(a["seq"].tolist()) == list(range(4000))
     delays = a["rx_ns"] - a["send_ns"]
     assert int(delays.min()) == d["min"] and int(delays.max()) == d["max"]
-    # Pacing last: it is a timing check, a verdict only on a quiet machine.
-    if not (s["achieved_pps"] == pytest.approx(20000, rel=0.02) and 0.19 < s["send_span_s"] < 0.25):
+    # Pacing, judged by the sender's own lateness (each call's delay past
+    # its first frame's due time). The schedule is absolute, frame i due
+    # at t0 + i/pps: a late first call shortens the span, a late last call
+    # lengthens it, and a batch takes only frames already due, so the span
+    # is 3999/20000 s within the worst lateness, however long the
+    # machine's stalls (one of 15 ms once made this 7 % "slow"); +1 us for
+    # the span's printed resolution. A pacer that timed each wait from the
+    # previous send would add every frame's lateness to the span instead.
+    late = s["lateness_ns"]
+    assert abs(s["send_span_s"] - 3999 / 20000) <= late["max"] / 1e9 + 1e-6, (s["send_span_s"], late)
+    # Most frames on time: at 20 kpps each frame is due within the 50 us
+    # the sender spins before a frame, so its median lateness is the spin
+    # loop's exit (tens of ns here). (A 1 % slower schedule fails the
+    # check above; the 2 % rate tolerance this replaced let it pass.) A
+    # timing check: a verdict only without another daemon.
+    if late["p50"] >= 50_000:
         require_quiet(None, 0, "owdprobe pacing")
-    assert s["achieved_pps"] == pytest.approx(20000, rel=0.02)
-    assert 0.19 < s["send_span_s"] < 0.25
+    assert late["p50"] < 50_000, late
 
 
 @pytest.mark.needs_root

@@ -6,9 +6,14 @@
 
 #define NIL LE_WHEEL_NIL
 
-/* A bucket of about 1 us: at the 7-15 Mpps one lcore reaches, a few to a
- * dozen frames per bucket, so sorting one is a handful of comparisons. */
-enum { MIN_SHIFT = 10, MIN_ORDER = 8, MAX_ORDER = 18, MAX_SHIFT = 48, INSERTION_SORT_MAX = 32 };
+/* A bucket of about 2 us: at the 4-15 Mpps a direction one lcore
+ * reaches, about 8-30 frames, ranked in a few vector passes. Narrower (1
+ * us) left the 8-frame chunks about half empty at the rates this VM
+ * reaches (4-5 Mpps a direction), a refill and a cold chunk per 4-5
+ * frames: 2 us made the jitter and all-stages rows 9-11 % faster there,
+ * and costs the same instructions at 7.44 Mpps (docs/performance.md,
+ * "The bucket width"). */
+enum { MIN_SHIFT = 11, MIN_ORDER = 8, MAX_ORDER = 18, MAX_SHIFT = 48, INSERTION_SORT_MAX = 32 };
 
 static int before(const struct le_wheel_entry *a, const struct le_wheel_entry *b)
 {
@@ -304,7 +309,7 @@ typedef int32_t rank_vec __attribute__((vector_size(16)));
  * without a branch on the keys: an insertion sort of random keys
  * mispredicts about once per frame, which perf showed as most of
  * keyed_fill's time, and counting one rank at a time cost ~30
- * instructions a frame at the ~6 frames a 1 us bucket holds. key[] is
+ * instructions a frame at the ~6 frames a 1 us bucket held. key[] is
  * read up to the next multiple of 4 (the caller's array has room). */
 static void rank_keys(const int32_t *key, uint32_t n, uint32_t *rank)
 {
@@ -353,7 +358,7 @@ static void copy_chunks(struct le_timing_wheel *w, const uint32_t *chunks, uint3
 }
 
 /* Up to KEY_RANK_MAX frames in a bucket at most 2^RANK_SHIFT_MAX ns wide
- * (about 1 us of frames, the common case): 31-bit keys, ranked. */
+ * (about 2 us of frames, the common case): 31-bit keys, ranked. */
 static void rank_fill(struct le_timing_wheel *w, const uint32_t *chunks, uint32_t nch, uint32_t n)
 {
 	const uint32_t low = (1u << w->shift) - 1;

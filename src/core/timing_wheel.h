@@ -98,7 +98,7 @@ struct le_timing_wheel {
 
 /* Room for `capacity` frames; the span (2^order buckets of 2^shift ns)
  * covers at least `horizon_ns` from the current time when that fits in
- * 2^18 buckets of 1 us (268 ms), else with wider buckets. -1 on allocation
+ * 2^18 buckets of 2 us (537 ms), else with wider buckets. -1 on allocation
  * failure. */
 int le_wheel_init(struct le_timing_wheel *w, uint32_t capacity, le_ns_t horizon_ns);
 void le_wheel_free(struct le_timing_wheel *w);

@@ -406,13 +406,13 @@ static void big_bucket(void)
 	one_bucket(3000);
 }
 
-/* Deadlines on the edges of the 1.024 us slots (a slot's first and last
+/* Deadlines on the edges of the 2.048 us slots (a slot's first and last
  * ns and their neighbours), taken at times on the same edges: a bucket
  * goes out whole, straight from the wheel, only once its last ns is due,
  * and a frame due 1 ns later stays. */
 static void slot_edges(void)
 {
-	static const int64_t at[] = { -2, -1, 0, 1, 1022, 1023, 1024 };
+	static const int64_t at[] = { -2, -1, 0, 1, 2046, 2047, 2048 };
 	struct le_delay_line d;
 	struct ref r;
 	struct le_frame a[64], b[64];
@@ -421,11 +421,11 @@ static void slot_edges(void)
 	unsigned bad = 0, taken = 0;
 
 	CHECK(le_delay_line_init_ordered(&d, 4096, LE_NS_PER_MS) == 0);
-	CHECK_EQ_U64(d.wheel.shift, 10);
+	CHECK_EQ_U64(d.wheel.shift, 11);
 	ref_init(&r, d.capacity);
 	for (unsigned s = 0; s < 200000; s++) {
-		uint64_t slot = (now >> 10) + rnd(&x) % 8;
-		le_ns_t edge = (le_ns_t)((int64_t)(slot << 10) + at[rnd(&x) % 7]);
+		uint64_t slot = (now >> 11) + rnd(&x) % 8;
+		le_ns_t edge = (le_ns_t)((int64_t)(slot << 11) + at[rnd(&x) % 7]);
 
 		if (rnd(&x) % 3 && r.nheld + r.ndue < d.capacity) {
 			struct le_frame f = { .handle = (void *)(uintptr_t)id++, .len = 64, .deadline = edge };
@@ -450,15 +450,16 @@ static void slot_edges(void)
 	ref_free(&r);
 }
 
-/* The span follows the horizon: 2^8 .. 2^18 buckets of 1.024 us, then
+/* The span follows the horizon: 2^8 .. 2^18 buckets of 2.048 us, then
  * wider buckets. */
 static void span(void)
 {
 	static const struct {
 		le_ns_t horizon;
 		unsigned order, shift;
-	} c[] = { { 0, 8, 10 }, { 262144, 8, 10 }, { 262145, 9, 10 }, { 1400000, 11, 10 },
-		  { 67108864, 16, 10 }, { 268435456, 18, 10 }, { LE_NS_PER_S, 18, 12 } };
+	} c[] = { { 0, 8, 11 }, { 524288, 8, 11 }, { 524289, 9, 11 }, { 1400000, 10, 11 },
+		  { 67108864, 15, 11 }, { 536870912, 18, 11 }, { 536870913, 18, 12 },
+		  { LE_NS_PER_S, 18, 12 } };
 	struct le_delay_line d;
 
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {

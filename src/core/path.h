@@ -186,7 +186,8 @@ uint64_t le_path_hop_born(const struct le_path *p, unsigned cls, unsigned hop);
  * starts fresh (born in the new path's generation), an old class
  * without successor keeps serving what it holds. The new path's links
  * then point at the old ones (for `limit` and counts) until
- * le_path_detach(old), which must come before `old` is freed. le_swap (swap.h) does all of this for a direction. */
+ * le_path_detach(old), which must come before `old` is freed. le_swap
+ * (swap.h) does all of this for a direction. */
 void le_path_inherit_at(struct le_path *newp, struct le_path *old, le_ns_t at);
 /* The same, at the old path's clock, for a caller that does not keep the
  * old path linked: the links are detached at once (the new path's limit

@@ -81,7 +81,7 @@ struct le_link {
 	int stageless;              /* delay, jitter, reorder only: le_link_offer_burst skips process() */
 	int fate_gaps;              /* every chance before admission draws as gaps, or not at all
 				     * (rng.h le_rng_chance_quiet): a burst passes quiet frames
-				     * without their trials (link.c, pass_quietly) */
+				     * without their trials (link_stages.c, pass_quietly) */
 	struct le_queue queue;
 	struct le_codel_state codel;
 	le_ns_t busy;               /* rate: the serializer is free from then */

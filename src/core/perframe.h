@@ -9,7 +9,8 @@
  *                       bytes is flipped (netem: one bit within the
  *                       linear head, skb_headlen); checksums are left
  *                       wrong, as netem does
- *   reorder P [CORR] [gap N]  see link.c: a chosen frame skips the delay */
+ *   reorder P [CORR] [gap N]  a chosen frame skips the delay
+ *                       (link_stages.h, reorder_now) */
 #ifndef LE_PERFRAME_H
 #define LE_PERFRAME_H
 

@@ -49,7 +49,7 @@ int le_queue_pop(struct le_queue *q, struct le_frame *out);
 void le_queue_next_ring(struct le_queue *q);
 
 /* le_queue_pop of a queue that is not empty, inline: a rate serializer
- * takes its frames one by one in a loop (link.c, serve_rate_blocks). */
+ * takes its frames one by one in a loop (link_stages.c, serve_rate_blocks). */
 static inline void le_queue_pop_head(struct le_queue *q, struct le_frame *out)
 {
 	struct le_ring *r = &q->ring[q->front];

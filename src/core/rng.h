@@ -113,7 +113,7 @@ static inline int le_rng_chance_gap(struct le_rng *r, struct le_prob p, uint64_t
  * every trial of p = 0, none otherwise. le_rng_chance_skip takes n of
  * them (n <= the quiet trials) at once, as n trials would. A caller that
  * knows its next frames meet no event skips their trials this way
- * (link.c, pass_quietly). */
+ * (link_stages.c, pass_quietly). */
 static inline uint64_t le_rng_chance_quiet(struct le_prob p, uint64_t left)
 {
 	if (le_prob_rare(p))

@@ -1,0 +1,309 @@
+/* A burst of frames offered to one link as a block (le_link_offer_burst):
+ * a path for each kind of link whose frames can be taken together, each
+ * a twin of le_link_offer frame by frame (the same draws in the same
+ * order, the same decisions, counts and clock), which
+ * tests/unit/test_offer_burst.c and test_offer_random.c check frame for
+ * frame; the other links go frame by frame (link_stages.c). */
+#include "link_stages.h"
+
+/* offer_plain in the runs form. When no frame of the burst is due yet
+ * (deadline > clock), none becomes due between two of them, and the
+ * frames admitted are a prefix, as many as the line's capacity and the
+ * limit leave room for; the same when they are due but the line holds
+ * frames that are not (a late burst: the line marks in order, so the
+ * burst stays held behind them). When all are due at once and nothing
+ * is held (delay 0, a late burst on an idle line), frame by frame each
+ * would be marked due before the next is admitted, so `limit` never
+ * sees the burst's own frames: all or none pass it (limit 0), and the
+ * capacity alone cuts the prefix. Either way the rest are dropped, all
+ * for the reason the first of them meets, and the admitted ones form
+ * one run. Due at once, the line's due mark ends where frame by frame
+ * leaves it: on every admitted frame but the last, which the next
+ * advance marks; on all of them when a drop followed (the dropped
+ * frame's turn marked the one before it). */
+static void offer_run(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+		      le_ns_t arrival, le_ns_t deadline)
+{
+	struct le_delay_line *d = &l->line;
+	uint32_t held = d->count - d->due;
+	uint32_t room_cap = d->capacity - d->count;
+	/* due at once, and marked so: a FIFO line marks in order, so not
+	 * behind a frame still held (a late burst) */
+	const int due_now = deadline <= l->clock && held == 0;
+	uint32_t room_limit = held >= l->cfg.limit ? 0 : due_now ? UINT32_MAX : l->cfg.limit - held;
+	uint32_t k = n < room_cap ? n : room_cap;
+	uint64_t bytes = 0;
+
+	if (k > room_limit)
+		k = room_limit;
+	for (unsigned i = 0; i < n; i++)
+		bytes += lens[i];
+	l->ctr.rx_bytes += bytes;
+	if (k && due_now) {
+		const unsigned marked = k == n ? k - 1 : k;
+
+		if (marked) {
+			le_delay_line_push_run(d, handles, lens, marked, arrival, deadline, (uint16_t)l->cls);
+			le_delay_line_mark_due(d, l->clock);
+		}
+		if (marked < k) /* a run of its own: the one before is due */
+			le_delay_line_push_run(d, handles + marked, lens + marked, 1, arrival, deadline,
+					       (uint16_t)l->cls);
+	} else if (k) {
+		le_delay_line_push_run(d, handles, lens, k, arrival, deadline, (uint16_t)l->cls);
+	}
+	if (k && deadline > l->last_deadline)
+		l->last_deadline = deadline;
+	if (k < n) {
+		enum le_drop_cause cause = d->count >= d->capacity ? LE_DROP_STALLED : LE_DROP_QUEUE_FULL;
+		for (unsigned i = k; i < n; i++) {
+			struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
+			drop_frame(l, &f, cause);
+		}
+	}
+}
+
+/* The deadline of a burst arriving at `arrival` on a link with a fixed
+ * delay. `noreorder` without jitter: it never falls below the largest
+ * given (a late arrival's would). */
+static le_ns_t fixed_deadline(const struct le_link *l, le_ns_t arrival)
+{
+	le_ns_t deadline = add_sat(arrival, l->cfg.delay);
+
+	return l->cfg.noreorder && deadline < l->last_deadline ? l->last_deadline : deadline;
+}
+
+/* le_link_offer of a plain link (a fixed delay, 0 too, and nothing
+ * else): its line is in the runs form (init_line), and the burst, one
+ * arrival and one deadline, is one run (offer_run), after the one mark
+ * the clock's move needs. */
+static void offer_plain(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			le_ns_t arrival)
+{
+	struct le_delay_line *d = &l->line;
+	const le_ns_t deadline = fixed_deadline(l, arrival);
+
+	arrive(l, n, arrival);
+	le_delay_line_mark_due(d, l->clock);
+	le_delay_line_prefetch_tail(d, n);
+	offer_run(l, handles, lens, n, arrival, deadline);
+}
+
+enum { JITTER_BLOCK = 64 };
+
+/* offer_stageless of a link on an ordered line with no serializer and no
+ * per-frame chance but `reorder` (reordering jitter, `reorder`, or both),
+ * when the whole burst fits under the line's capacity and the limit.
+ * Then no frame's admission depends on another frame, and what is left
+ * per frame is deliver()'s: the draws, the deadline, the push. The
+ * deadlines are drawn first, a block at a time and in the frames' order
+ * (the same draws as deadline_after's), then pushed with one call,
+ * without the calls and checks per frame that were about a sixth of the
+ * model's instructions on the jitter row. A frame due at once (one that
+ * `reorder` sends at once, a zero delay drawn, a late burst) is marked
+ * before the next one is pushed, as offer_stageless does, so the due
+ * frames leave in the same order: the block goes in as bursts that end
+ * at its due frames. `reorder` is a constant at each call. */
+static inline __attribute__((always_inline)) void offer_ordered(struct le_link *l, void *const *handles,
+								const uint32_t *lens, unsigned n, le_ns_t arrival,
+								const int reorder)
+{
+	struct le_delay_line *d = &l->line;
+	const struct le_link_config *c = &l->cfg;
+
+	arrive(l, n, arrival);
+	le_delay_line_mark_due(d, l->clock);
+	if (n > d->capacity - le_delay_line_count(d) || le_delay_line_held(d) + n > c->limit) {
+		le_link_stageless_frames(l, handles, lens, n, arrival);
+		return;
+	}
+	for (unsigned b = 0; b < n; b += JITTER_BLOCK) {
+		const unsigned k = n - b < JITTER_BLOCK ? n - b : JITTER_BLOCK;
+		struct le_frame f[JITTER_BLOCK];
+		/* The streams and the link's sums in locals: stores through l
+		 * could alias them, and would make the draws reload their state
+		 * from memory each frame. */
+		struct le_jitter_state js = l->jitter;
+		struct le_chance_state rs;
+		uint32_t counter = 0;
+		uint64_t reordered = 0;
+		le_ns_t last = l->last_deadline, clock = l->clock;
+		uint64_t bytes = 0;
+		int due_now = 0;
+
+		if (reorder) {
+			rs = l->reorder;
+			counter = l->reorder_counter;
+		}
+		for (unsigned i = 0; i < k; i++) {
+			le_ns_t deadline = add_sat(arrival, le_jitter_delay(&js, c));
+
+			/* deadline_after's choice. No noreorder clamp: the grammar
+			 * refuses `reorder` with `noreorder`, and without `reorder`
+			 * an ordered line has no noreorder either. */
+			if (reorder && reorder_now(&rs, c, &counter)) {
+				deadline = arrival;
+				reordered++;
+			}
+			bytes += lens[b + i];
+			f[i].handle = handles[b + i];
+			f[i].len = lens[b + i];
+			f[i].cls = (uint16_t)l->cls;
+			f[i].flags = 0;
+			f[i].arrival = arrival;
+			f[i].deadline = deadline;
+			last = deadline > last ? deadline : last;
+			due_now |= deadline <= clock;
+		}
+		l->jitter = js;
+		if (reorder) {
+			l->reorder = rs;
+			l->reorder_counter = counter;
+			l->ctr.event[LE_EVENT_REORDERED] += reordered;
+		}
+		l->last_deadline = last;
+		l->ctr.rx_bytes += bytes;
+		if (!due_now) {
+			le_delay_line_push_ordered_burst(d, f, k); /* cannot fail: room checked */
+			continue;
+		}
+		for (unsigned i = 0, from = 0; i < k; i++) {
+			const int mark = f[i].deadline <= l->clock && b + i + 1 < n;
+
+			if (mark || i + 1 == k) {
+				le_delay_line_push_ordered_burst(d, f + from, i + 1 - from);
+				from = i + 1;
+			}
+			if (mark)
+				le_delay_line_mark_due(d, l->clock);
+		}
+	}
+}
+
+static void offer_jittered(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			   le_ns_t arrival)
+{
+	offer_ordered(l, handles, lens, n, arrival, 0);
+}
+
+static void offer_reordered(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			    le_ns_t arrival)
+{
+	offer_ordered(l, handles, lens, n, arrival, 1);
+}
+
+/* Frames offer_chances has admitted, stored a batch at a time: they all
+ * share one arrival, deadline and class. */
+struct chance_batch {
+	void *handle[64];
+	uint32_t len[64];
+	unsigned n;
+};
+
+static void batch_flush(struct le_link *l, struct chance_batch *b, le_ns_t arrival, le_ns_t deadline)
+{
+	if (b->n == 0)
+		return;
+	le_delay_line_push_run(&l->line, b->handle, b->len, b->n, arrival, deadline, (uint16_t)l->cls);
+	b->n = 0;
+}
+
+/* admit() for offer_chances' frames: the line's capacity, then `limit`,
+ * counting the batch not stored yet (none of the burst is due). */
+static int batch_admit(struct le_link *l, struct chance_batch *b, const struct le_frame *f)
+{
+	const struct le_delay_line *d = &l->line;
+
+	if (d->count + b->n >= d->capacity) {
+		drop_frame(l, f, LE_DROP_STALLED);
+		return -1;
+	}
+	if (d->count - d->due + b->n + 1 > l->cfg.limit) {
+		drop_frame(l, f, LE_DROP_QUEUE_FULL);
+		return -1;
+	}
+	if (b->n == 64)
+		batch_flush(l, b, f->arrival, f->deadline);
+	b->handle[b->n] = f->handle;
+	b->len[b->n++] = f->len;
+	return 0;
+}
+
+/* le_link_offer of a fixed delay with per-frame chances (loss, duplicate,
+ * corrupt, ecn) and no serializer, when the burst's frames are not due
+ * yet. Then none becomes due inside the burst, so advance() is the one
+ * mark before the first frame; every frame that fate() keeps gets the
+ * same deadline and leaves in arrival order, and is stored in the runs
+ * form a batch at a time. Admission counts as admit() would; the draws
+ * are fate()'s, in the same order, so the link's streams are what frame
+ * by frame would make of them (tests/unit/test_offer_burst.c). */
+static void offer_chances(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			  le_ns_t arrival)
+{
+	struct le_delay_line *d = &l->line;
+	le_ns_t deadline = fixed_deadline(l, arrival);
+	struct chance_batch b;
+	int pushed = 0;
+
+	if (deadline <= max_ns(arrival, l->clock)) { /* a late burst: some frames are due at once */
+		le_link_offer_frames(l, handles, lens, n, arrival);
+		return;
+	}
+	arrive(l, n, arrival);
+	le_delay_line_mark_due(d, l->clock);
+	l->settled = 1;
+	b.n = 0;
+	for (unsigned i = 0, quiet = 0; i < n; i++) {
+		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
+		void *copy;
+
+		l->ctr.rx_bytes += lens[i];
+		/* Frames no chance touches are admitted without fate(). */
+		if (quiet == 0 && l->fate_gaps)
+			quiet = le_link_pass_quietly(l, n - i);
+		if (quiet > 0) {
+			quiet--;
+			if (batch_admit(l, &b, &f) == 0)
+				pushed = 1;
+			continue;
+		}
+		if (!fate(l, &f, 0, &copy))
+			continue;
+		if (batch_admit(l, &b, &f) < 0) {
+			drop_copy(l, &f, copy);
+			continue;
+		}
+		pushed = 1;
+		if (copy != NULL) {
+			struct le_frame cf = copy_of(&f, copy);
+			void *none;
+
+			if (fate(l, &cf, 1, &none))
+				batch_admit(l, &b, &cf);
+		}
+	}
+	batch_flush(l, &b, arrival, deadline);
+	if (pushed && deadline > l->last_deadline)
+		l->last_deadline = deadline;
+}
+
+void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			 le_ns_t arrival)
+{
+	/* A frame carried over at a change (queue), or a predecessor whose
+	 * frames `limit` counts: frame by frame. */
+	if (l->elder != NULL || l->queue.count || l->transit)
+		le_link_offer_frames(l, handles, lens, n, arrival);
+	else if (l->plain)
+		offer_plain(l, handles, lens, n, arrival);
+	else if (l->stageless && l->line.ordered && !l->cfg.reorder_set)
+		offer_jittered(l, handles, lens, n, arrival);
+	else if (l->stageless && l->line.ordered)
+		offer_reordered(l, handles, lens, n, arrival);
+	else if (l->stageless)
+		le_link_offer_stageless(l, handles, lens, n, arrival);
+	else if (l->line.runs) /* a fixed delay behind per-frame chances */
+		offer_chances(l, handles, lens, n, arrival);
+	else
+		le_link_offer_frames(l, handles, lens, n, arrival);
+}

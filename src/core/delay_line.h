@@ -2,11 +2,10 @@
  *
  * Three forms behind one interface, chosen at init:
  *   FIFO     a bounded ring, O(1), for monotonic deadlines (rate, trace,
- *            slot, order-preserving jitter, chances without delay);
- *   runs     the FIFO for a fixed delay (0 too, on a plain link) without
- *            serializer, where a burst arriving together shares its
- *            deadline: 12 bytes per frame and the rest once per run
- *            (see the struct);
+ *            slot, order-preserving jitter);
+ *   runs     the FIFO for a fixed delay (0 too) without serializer,
+ *            where a burst arriving together shares its deadline: 12
+ *            bytes per frame and the rest once per run (see the struct);
  *   ordered  a timing wheel (timing_wheel.h) ordered by (deadline,
  *            insertion number), so frames leave in deadline order and
  *            frames with equal deadlines in the order they came (stable),

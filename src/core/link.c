@@ -48,14 +48,13 @@ static int config_plain(const struct le_link_config *cfg)
  * sum cannot wrap: check_config bounds both to an hour). */
 static int init_line(struct le_delay_line *d, const struct le_link_config *cfg, uint32_t capacity)
 {
-	/* A fixed delay without serializer: frames arriving together share
-	 * their deadline, and the runs form keeps them in a third of the
-	 * bytes and moves them as blocks. Without delay, a plain link's
-	 * burst is one run too (offer_plain: due at once), which cost the
-	 * unimpaired link a fifth fewer instructions a frame than slots
-	 * built and taken one by one; a link with chances and no delay
-	 * offers frame by frame, and would make a run of each frame. */
-	if (!le_config_has_queue(cfg) && !cfg->jitter && !cfg->reorder_set && (cfg->delay || config_plain(cfg)))
+	/* A fixed delay (0 too) without serializer: frames arriving together
+	 * share their deadline, and the runs form keeps them in a third of
+	 * the bytes and moves them as blocks. Without delay the burst is due
+	 * at once and still one run, but for the frames of its last turn
+	 * (offer_plain, offer_chances): the unimpaired link cost a fifth fewer
+	 * instructions a frame than slots built and taken one by one. */
+	if (!le_config_has_queue(cfg) && !cfg->jitter && !cfg->reorder_set)
 		return le_delay_line_init_runs(d, capacity);
 	if (!le_config_reorders(cfg))
 		return le_delay_line_init(d, capacity);

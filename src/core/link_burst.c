@@ -208,9 +208,10 @@ static void batch_flush(struct le_link *l, struct chance_batch *b, le_ns_t arriv
 	b->n = 0;
 }
 
-/* admit() for offer_chances' frames: the line's capacity, then `limit`,
- * counting the batch not stored yet (none of the burst is due). */
-static int batch_admit(struct le_link *l, struct chance_batch *b, const struct le_frame *f)
+/* admit() for offer_chances' frames: the line's capacity, then `limit`
+ * against `held`, the frames it would count (with the batch not stored
+ * yet). */
+static int batch_admit(struct le_link *l, struct chance_batch *b, const struct le_frame *f, uint32_t held)
 {
 	const struct le_delay_line *d = &l->line;
 
@@ -218,7 +219,7 @@ static int batch_admit(struct le_link *l, struct chance_batch *b, const struct l
 		drop_frame(l, f, LE_DROP_STALLED);
 		return -1;
 	}
-	if (d->count - d->due + b->n + 1 > l->cfg.limit) {
+	if (held + 1 > l->cfg.limit) {
 		drop_frame(l, f, LE_DROP_QUEUE_FULL);
 		return -1;
 	}
@@ -229,61 +230,107 @@ static int batch_admit(struct le_link *l, struct chance_batch *b, const struct l
 	return 0;
 }
 
-/* le_link_offer of a fixed delay with per-frame chances (loss, duplicate,
- * corrupt, ecn) and no serializer, when the burst's frames are not due
- * yet. Then none becomes due inside the burst, so advance() is the one
- * mark before the first frame; every frame that fate() keeps gets the
- * same deadline and leaves in arrival order, and is stored in the runs
- * form a batch at a time. Admission counts as admit() would; the draws
- * are fate()'s, in the same order, so the link's streams are what frame
- * by frame would make of them (tests/unit/test_offer_burst.c). */
-static void offer_chances(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
-			  le_ns_t arrival)
+/* offer_chances' loop over the burst: fate() for each frame (or none for
+ * the frames no chance touches), then admission into the batch. Returns
+ * how many frames the last frame's turn admitted (it and its copy).
+ *
+ * What `limit` counts at each admission depends on `due` (a constant at
+ * each call). Not due: every frame admitted before in the burst is still
+ * held. Due at once (and nothing held before the burst): frame by frame
+ * each turn starts with an advance that marks every frame before it due,
+ * so only the frames of the turn itself are held: none for the original,
+ * the original for its copy. The marks in between change nothing then
+ * (they would only mark frames `limit` no longer counts), but the last
+ * one, before the last frame's turn, is where frame by frame leaves the
+ * line's due mark. */
+static inline __attribute__((always_inline)) unsigned chances_loop(struct le_link *l, void *const *handles,
+								   const uint32_t *lens, unsigned n, le_ns_t arrival,
+								   le_ns_t deadline, struct chance_batch *b,
+								   const int due)
 {
-	struct le_delay_line *d = &l->line;
-	le_ns_t deadline = fixed_deadline(l, arrival);
-	struct chance_batch b;
-	int pushed = 0;
+	const struct le_delay_line *d = &l->line;
+	unsigned turn = 0;
 
-	if (deadline <= max_ns(arrival, l->clock)) { /* a late burst: some frames are due at once */
-		le_link_offer_frames(l, handles, lens, n, arrival);
-		return;
-	}
-	arrive(l, n, arrival);
-	le_delay_line_mark_due(d, l->clock);
-	l->settled = 1;
-	b.n = 0;
 	for (unsigned i = 0, quiet = 0; i < n; i++) {
 		struct le_frame f = { handles[i], lens[i], (uint16_t)l->cls, 0, arrival, deadline };
 		void *copy;
 
 		l->ctr.rx_bytes += lens[i];
+		turn = 0;
+		if (due && i + 1 == n) { /* the last turn's advance */
+			batch_flush(l, b, arrival, deadline);
+			le_delay_line_mark_due(&l->line, l->clock);
+		}
 		/* Frames no chance touches are admitted without fate(). */
 		if (quiet == 0 && l->fate_gaps)
 			quiet = le_link_pass_quietly(l, n - i);
 		if (quiet > 0) {
 			quiet--;
-			if (batch_admit(l, &b, &f) == 0)
-				pushed = 1;
+			turn = batch_admit(l, b, &f, due ? 0 : d->count - d->due + b->n) == 0;
 			continue;
 		}
 		if (!fate(l, &f, 0, &copy))
 			continue;
-		if (batch_admit(l, &b, &f) < 0) {
+		if (batch_admit(l, b, &f, due ? 0 : d->count - d->due + b->n) < 0) {
 			drop_copy(l, &f, copy);
 			continue;
 		}
-		pushed = 1;
+		turn = 1;
 		if (copy != NULL) {
 			struct le_frame cf = copy_of(&f, copy);
 			void *none;
 
 			if (fate(l, &cf, 1, &none))
-				batch_admit(l, &b, &cf);
+				turn += batch_admit(l, b, &cf, due ? 1 : d->count - d->due + b->n) == 0;
 		}
 	}
-	batch_flush(l, &b, arrival, deadline);
-	if (pushed && deadline > l->last_deadline)
+	return turn;
+}
+
+/* le_link_offer of a fixed delay (0 too) with per-frame chances (loss,
+ * duplicate, corrupt, ecn) and no serializer. Every frame that fate()
+ * keeps gets the same deadline and leaves in arrival order, and is
+ * stored in the runs form a batch at a time. Admission counts as admit()
+ * would (chances_loop); the draws are fate()'s, in the same order, so the
+ * link's streams are what frame by frame would make of them
+ * (tests/unit/test_offer_burst.c, test_offer_random.c).
+ *
+ * Not due yet (a delay): none becomes due inside the burst, so advance()
+ * is the one mark before the first frame. Due at once (delay 0, or a
+ * late burst) on a line that holds nothing not yet due: frame by frame
+ * each frame is marked due at the next frame's turn, so the line's due
+ * mark ends on every frame but those of the last turn, which the next
+ * advance marks (the link is not settled then). A late burst behind
+ * frames still held goes frame by frame. */
+static void offer_chances(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			  le_ns_t arrival)
+{
+	struct le_delay_line *d = &l->line;
+	const le_ns_t deadline = fixed_deadline(l, arrival);
+	struct chance_batch b;
+	const uint32_t count0 = d->count;
+
+	b.n = 0;
+	if (deadline <= max_ns(arrival, l->clock)) {
+		unsigned last; /* frames the last turn admitted */
+
+		le_delay_line_mark_due(d, max_ns(arrival, l->clock));
+		if (d->count != d->due) {
+			le_link_offer_frames(l, handles, lens, n, arrival);
+			return;
+		}
+		arrive(l, n, arrival);
+		last = chances_loop(l, handles, lens, n, arrival, deadline, &b, 1);
+		batch_flush(l, &b, arrival, deadline);
+		l->settled = last == 0;
+	} else {
+		arrive(l, n, arrival);
+		le_delay_line_mark_due(d, l->clock);
+		l->settled = 1;
+		chances_loop(l, handles, lens, n, arrival, deadline, &b, 0);
+		batch_flush(l, &b, arrival, deadline);
+	}
+	if (d->count > count0 && deadline > l->last_deadline)
 		l->last_deadline = deadline;
 }
 
@@ -302,7 +349,7 @@ void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t
 		offer_reordered(l, handles, lens, n, arrival);
 	else if (l->stageless)
 		le_link_offer_stageless(l, handles, lens, n, arrival);
-	else if (l->line.runs) /* a fixed delay behind per-frame chances */
+	else if (l->line.runs) /* a fixed delay (0 too) behind per-frame chances */
 		offer_chances(l, handles, lens, n, arrival);
 	else
 		le_link_offer_frames(l, handles, lens, n, arrival);

@@ -73,6 +73,13 @@ static const char *const links[] = {
 	 * take them (delay 0, a high limit). */
 	"delay 100us rate 200mbit limit 300 limit-queue 12",
 	"rate 10gbit limit 5000",
+	/* Chances without delay (offer_chances, due at once): frame by
+	 * frame each turn marks the frames before it due, so `limit` counts
+	 * only the turn's original when its copy is admitted: limit 1
+	 * refuses every copy, limit 2 none. */
+	"delay 0 duplicate 50% limit 1",
+	"delay 0 loss gemodel 5% 20% ecn duplicate 20% corrupt 5% limit 2",
+	"delay 0 loss 1% limit 1000",
 };
 
 static void links_agree(void)

@@ -16,6 +16,9 @@
 #include "link.h"
 #include "rng.h"
 
+/* The longest burst twin_link_run offers. */
+#define TWIN_LONG_BURST 200
+
 struct twin_step {
 	le_ns_t t;
 	unsigned burst; /* 0: a dequeue of up to `max` */
@@ -127,9 +130,13 @@ static int twin_link_run(const char *text, uint64_t seed, unsigned steps, uint64
 		struct twin_step s = twin_next_step(&r, &clock, gap);
 		struct le_frame oa[40], ob[40];
 
+		/* One burst in 16 longer than the blocks of 64 frames the
+		 * burst paths cut theirs into. */
+		if (s.burst && step % 16 == 15)
+			s.burst += 64 + (unsigned)le_rng_below(&r, TWIN_LONG_BURST - 96);
 		if (s.burst) {
-			void *h[32];
-			uint32_t len[32];
+			void *h[TWIN_LONG_BURST];
+			uint32_t len[TWIN_LONG_BURST];
 
 			/* Both twins' frames first: copies made while offering
 			 * must get the same numbers in both. */

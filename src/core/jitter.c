@@ -25,7 +25,11 @@ void le_jitter_free(struct le_jitter_state *s)
 	le_dist_table_free(&s->table);
 }
 
-le_ns_t le_jitter_draw(struct le_jitter_state *s, const struct le_link_config *c)
+/* Never inlined: the draw loops call it only for tables and correlation,
+ * and inlined into link_burst.c's (which LTO did once a third of them
+ * came) its registers cost the uniform draw's loop 5 instructions a frame
+ * (cachegrind, the jitter row). */
+__attribute__((noinline)) le_ns_t le_jitter_draw(struct le_jitter_state *s, const struct le_link_config *c)
 {
 	uint64_t rnd;
 	int64_t d;

@@ -91,22 +91,38 @@ static void offer_plain(struct le_link *l, void *const *handles, const uint32_t 
 
 enum { JITTER_BLOCK = 64 };
 
-/* offer_stageless of a link on an ordered line with no serializer and no
- * per-frame chance but `reorder` (reordering jitter, `reorder`, or both),
- * when the whole burst fits under the line's capacity and the limit.
+/* Frames into the line, in order: one call into the wheel of an ordered
+ * line, a store or two each into a FIFO. Room checked. */
+static inline __attribute__((always_inline)) void push_block(struct le_delay_line *d, const struct le_frame *f,
+							     unsigned k, const int fifo)
+{
+	if (!fifo) {
+		le_delay_line_push_ordered_burst(d, f, k);
+		return;
+	}
+	for (unsigned i = 0; i < k; i++)
+		le_delay_line_push_fifo(d, &f[i]);
+}
+
+/* le_link_offer of a link with no serializer and no per-frame chance but
+ * `reorder`, whose delay is drawn per frame: on an ordered line
+ * (reordering jitter, `reorder`, or both), or on a FIFO with `noreorder`
+ * jitter (`fifo`), when the whole burst fits under the line's capacity
+ * and the limit.
  * Then no frame's admission depends on another frame, and what is left
  * per frame is deliver()'s: the draws, the deadline, the push. The
  * deadlines are drawn first, a block at a time and in the frames' order
  * (the same draws as deadline_after's), then pushed with one call,
  * without the calls and checks per frame that were about a sixth of the
- * model's instructions on the jitter row. A frame due at once (one that
- * `reorder` sends at once, a zero delay drawn, a late burst) is marked
- * before the next one is pushed, as offer_stageless does, so the due
- * frames leave in the same order: the block goes in as bursts that end
- * at its due frames. `reorder` is a constant at each call. */
-static inline __attribute__((always_inline)) void offer_ordered(struct le_link *l, void *const *handles,
-								const uint32_t *lens, unsigned n, le_ns_t arrival,
-								const int reorder)
+ * model's instructions on the jitter row (and 40 % of the `noreorder`
+ * row's). A frame due at once (one that `reorder` sends at once, a zero
+ * delay drawn, a late burst) is marked before the next one is pushed, as
+ * frame by frame (stageless_frames), so the due frames leave in the same
+ * order: the block goes in as bursts that end at its due frames.
+ * `reorder` and `fifo` are constants at each call. */
+static inline __attribute__((always_inline)) void offer_drawn(struct le_link *l, void *const *handles,
+							      const uint32_t *lens, unsigned n, le_ns_t arrival,
+							      const int reorder, const int fifo)
 {
 	struct le_delay_line *d = &l->line;
 	const struct le_link_config *c = &l->cfg;
@@ -138,13 +154,15 @@ static inline __attribute__((always_inline)) void offer_ordered(struct le_link *
 		for (unsigned i = 0; i < k; i++) {
 			le_ns_t deadline = add_sat(arrival, le_jitter_delay(&js, c));
 
-			/* deadline_after's choice. No noreorder clamp: the grammar
-			 * refuses `reorder` with `noreorder`, and without `reorder`
-			 * an ordered line has no noreorder either. */
+			/* deadline_after's choice, and its noreorder clamp (the
+			 * grammar refuses `reorder` with `noreorder`, and a line
+			 * with noreorder is a FIFO). */
 			if (reorder && reorder_now(&rs, c, &counter)) {
 				deadline = arrival;
 				reordered++;
 			}
+			if (fifo && deadline < last)
+				deadline = last;
 			bytes += lens[b + i];
 			f[i].handle = handles[b + i];
 			f[i].len = lens[b + i];
@@ -164,14 +182,14 @@ static inline __attribute__((always_inline)) void offer_ordered(struct le_link *
 		l->last_deadline = last;
 		l->ctr.rx_bytes += bytes;
 		if (!due_now) {
-			le_delay_line_push_ordered_burst(d, f, k); /* cannot fail: room checked */
+			push_block(d, f, k, fifo);
 			continue;
 		}
 		for (unsigned i = 0, from = 0; i < k; i++) {
 			const int mark = f[i].deadline <= l->clock && b + i + 1 < n;
 
 			if (mark || i + 1 == k) {
-				le_delay_line_push_ordered_burst(d, f + from, i + 1 - from);
+				push_block(d, f + from, i + 1 - from, fifo);
 				from = i + 1;
 			}
 			if (mark)
@@ -183,13 +201,19 @@ static inline __attribute__((always_inline)) void offer_ordered(struct le_link *
 static void offer_jittered(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			   le_ns_t arrival)
 {
-	offer_ordered(l, handles, lens, n, arrival, 0);
+	offer_drawn(l, handles, lens, n, arrival, 0, 0);
 }
 
 static void offer_reordered(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			    le_ns_t arrival)
 {
-	offer_ordered(l, handles, lens, n, arrival, 1);
+	offer_drawn(l, handles, lens, n, arrival, 1, 0);
+}
+
+static void offer_noreorder(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
+			    le_ns_t arrival)
+{
+	offer_drawn(l, handles, lens, n, arrival, 0, 1);
 }
 
 /* Frames offer_chances has admitted, stored a batch at a time: they all
@@ -347,8 +371,8 @@ void le_link_offer_burst(struct le_link *l, void *const *handles, const uint32_t
 		offer_jittered(l, handles, lens, n, arrival);
 	else if (l->stageless && l->line.ordered)
 		offer_reordered(l, handles, lens, n, arrival);
-	else if (l->stageless)
-		le_link_offer_stageless(l, handles, lens, n, arrival);
+	else if (l->stageless) /* noreorder jitter */
+		offer_noreorder(l, handles, lens, n, arrival);
 	else if (l->line.runs) /* a fixed delay (0 too) behind per-frame chances */
 		offer_chances(l, handles, lens, n, arrival);
 	else

@@ -403,10 +403,12 @@ static unsigned pass_quietly(struct le_link *l, unsigned max)
 }
 
 /* le_link_offer of a link without per-frame stages or queue, frame by
- * frame: advance() is the delay line's mark, process() is admit(), and
- * admit() is the limit and deliver() (jitter, reorder). offer_framewise
- * would do the same; these links going through it instead measured 4-7 %
- * slower (jitter, reorder, noreorder jitter rows, 7 rounds). */
+ * frame, its arrival counted (arrive): advance() is the delay line's
+ * mark, process() is admit(), and admit() is the limit and deliver()
+ * (jitter, reorder). offer_framewise would do the same; these links
+ * going through it instead measured 4-7 % slower (jitter, reorder,
+ * noreorder jitter rows, 7 rounds). link_burst.c's offer_drawn falls
+ * back on it when a burst does not fit. */
 static void stageless_frames(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			     le_ns_t arrival)
 {
@@ -432,13 +434,6 @@ static void stageless_frames(struct le_link *l, void *const *handles, const uint
 			mark = f.deadline <= l->clock;
 		}
 	}
-}
-
-void le_link_offer_stageless(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
-			    le_ns_t arrival)
-{
-	arrive(l, n, arrival);
-	stageless_frames(l, handles, lens, n, arrival);
 }
 
 /* A frame of a burst offered frame by frame: the advance it needs first,

@@ -70,17 +70,15 @@ unsigned le_link_pass_quietly(struct le_link *l, unsigned max);
  * without the advances it can skip). */
 void le_link_offer_frames(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			  le_ns_t arrival);
-/* A link without per-frame stages or queue, frame by frame: with the
- * frames' arrival counted first (arrive), or without. */
+/* A link without per-frame stages or queue, frame by frame, the frames'
+ * arrival counted (arrive). */
 void le_link_stageless_frames(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
 			      le_ns_t arrival);
-void le_link_offer_stageless(struct le_link *l, void *const *handles, const uint32_t *lens, unsigned n,
-			     le_ns_t arrival);
 
 /* `reorder`'s choice for one frame (netem_enqueue): within `gap` frames
  * of the last reordered one a frame is delayed without a draw; after,
  * with probability P it skips the delay. 1 when it does. The state is the
- * caller's, so a burst loop can keep it in locals (offer_ordered). */
+ * caller's, so a burst loop can keep it in locals (offer_drawn). */
 static inline __attribute__((always_inline)) int reorder_now(struct le_chance_state *s,
 							     const struct le_link_config *c, uint32_t *counter)
 {

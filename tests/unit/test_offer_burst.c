@@ -80,6 +80,11 @@ static const char *const links[] = {
 	"delay 0 duplicate 50% limit 1",
 	"delay 0 loss gemodel 5% 20% ecn duplicate 20% corrupt 5% limit 2",
 	"delay 0 loss 1% limit 1000",
+	/* `noreorder` jitter on a FIFO, whole bursts at once (offer_drawn):
+	 * a zero delay drawn often (the jitter exceeds the delay), so
+	 * frames due at once inside a burst behind the clamp; a limit met. */
+	"delay 10us 50us noreorder limit 100000",
+	"delay 5us 20us 30% noreorder limit 40",
 };
 
 static void links_agree(void)

@@ -254,6 +254,38 @@ static int batch_admit(struct le_link *l, struct chance_batch *b, const struct l
 	return 0;
 }
 
+/* k frames no chance touches, admitted as batch_admit would one by one:
+ * the prefix the line's capacity and `limit` leave room for, stored as
+ * one run behind the batch, the rest dropped for the reason the first of
+ * them meets (each frame after a refused one meets the same: the count
+ * does not move). `limit` counts as batch_admit's `held` for the first,
+ * one more for each admitted; the originals of a burst due at once
+ * (`due`) it does not count. Returns how many were admitted. */
+static unsigned admit_quiet(struct le_link *l, struct chance_batch *b, void *const *handles, const uint32_t *lens,
+			    unsigned k, le_ns_t arrival, le_ns_t deadline, const int due)
+{
+	struct le_delay_line *d = &l->line;
+	const uint32_t used = d->count + b->n, held = d->count - d->due + b->n;
+	const uint32_t room_cap = used < d->capacity ? d->capacity - used : 0;
+	const uint32_t room_limit = due ? UINT32_MAX : held < l->cfg.limit ? l->cfg.limit - held : 0;
+	unsigned adm = k < room_cap ? k : room_cap;
+
+	if (adm > room_limit)
+		adm = room_limit;
+	batch_flush(l, b, arrival, deadline);
+	if (adm)
+		le_delay_line_push_run(d, handles, lens, adm, arrival, deadline, (uint16_t)l->cls);
+	if (adm < k) {
+		const enum le_drop_cause cause = adm == room_cap ? LE_DROP_STALLED : LE_DROP_QUEUE_FULL;
+
+		for (unsigned j = adm; j < k; j++) {
+			const struct le_frame f = { handles[j], lens[j], (uint16_t)l->cls, 0, arrival, deadline };
+			drop_frame(l, &f, cause);
+		}
+	}
+	return adm;
+}
+
 /* offer_chances' loop over the burst: fate() for each frame (or none for
  * the frames no chance touches), then admission into the batch. Returns
  * how many frames the last frame's turn admitted (it and its copy).
@@ -289,6 +321,18 @@ static inline __attribute__((always_inline)) unsigned chances_loop(struct le_lin
 		if (quiet == 0 && l->fate_gaps)
 			quiet = le_link_pass_quietly(l, n - i);
 		if (quiet > 0) {
+			/* A run of them at once; due, the last frame's turn
+			 * apart (its mark comes first). */
+			unsigned k = due && i + quiet == n ? quiet - 1 : quiet;
+
+			if (k > 1) {
+				for (unsigned j = 1; j < k; j++)
+					l->ctr.rx_bytes += lens[i + j];
+				turn = admit_quiet(l, b, handles + i, lens + i, k, arrival, deadline, due) == k;
+				quiet -= k;
+				i += k - 1;
+				continue;
+			}
 			quiet--;
 			turn = batch_admit(l, b, &f, due ? 0 : d->count - d->due + b->n) == 0;
 			continue;

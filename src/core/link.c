@@ -30,7 +30,7 @@ static uint64_t line_capacity(uint32_t limit)
 	return (uint64_t)limit + slack;
 }
 
-/* A link without serializer or per-frame chance (offer_stageless). */
+/* A link without serializer or per-frame chance (offer_drawn). */
 static int config_stageless(const struct le_link_config *cfg)
 {
 	return !le_config_has_queue(cfg) && !cfg->duplicate_set && cfg->loss.model == LE_LOSS_NONE && !cfg->corrupt_set;

@@ -232,9 +232,17 @@ static void batch_flush(struct le_link *l, struct chance_batch *b, le_ns_t arriv
 	b->n = 0;
 }
 
+/* What `limit` counts when one of offer_chances' frames is admitted
+ * (see chances_loop): due at once, the frames of its own turn before it
+ * (`of_turn`: none for an original, the original for its copy); not due,
+ * every frame held, the batch not stored yet among them. */
+static inline uint32_t counted(const struct le_link *l, const struct chance_batch *b, const int due, uint32_t of_turn)
+{
+	return due ? of_turn : l->line.count - l->line.due + b->n;
+}
+
 /* admit() for offer_chances' frames: the line's capacity, then `limit`
- * against `held`, the frames it would count (with the batch not stored
- * yet). */
+ * against `held`, the frames it would count (counted). */
 static int batch_admit(struct le_link *l, struct chance_batch *b, const struct le_frame *f, uint32_t held)
 {
 	const struct le_delay_line *d = &l->line;
@@ -254,18 +262,18 @@ static int batch_admit(struct le_link *l, struct chance_batch *b, const struct l
 	return 0;
 }
 
-/* k frames no chance touches, admitted as batch_admit would one by one:
- * the prefix the line's capacity and `limit` leave room for, stored as
- * one run behind the batch, the rest dropped for the reason the first of
- * them meets (each frame after a refused one meets the same: the count
- * does not move). `limit` counts as batch_admit's `held` for the first,
- * one more for each admitted; the originals of a burst due at once
- * (`due`) it does not count. Returns how many were admitted. */
-static unsigned admit_quiet(struct le_link *l, struct chance_batch *b, void *const *handles, const uint32_t *lens,
-			    unsigned k, le_ns_t arrival, le_ns_t deadline, const int due)
+/* k originals no chance touches, admitted as batch_admit would one by
+ * one: the prefix the line's capacity and `limit` leave room for, stored
+ * as one run behind the batch, the rest dropped for the reason the first
+ * of them meets (each frame after a refused one meets the same: the count
+ * does not move). Not due, `limit` counts one more for each admitted;
+ * due at once, each of them counts none (counted), so only the capacity
+ * cuts. */
+static void admit_quiet(struct le_link *l, struct chance_batch *b, void *const *handles, const uint32_t *lens,
+			unsigned k, le_ns_t arrival, le_ns_t deadline, const int due)
 {
 	struct le_delay_line *d = &l->line;
-	const uint32_t used = d->count + b->n, held = d->count - d->due + b->n;
+	const uint32_t used = d->count + b->n, held = counted(l, b, due, 0);
 	const uint32_t room_cap = used < d->capacity ? d->capacity - used : 0;
 	const uint32_t room_limit = due ? UINT32_MAX : held < l->cfg.limit ? l->cfg.limit - held : 0;
 	unsigned adm = k < room_cap ? k : room_cap;
@@ -283,7 +291,6 @@ static unsigned admit_quiet(struct le_link *l, struct chance_batch *b, void *con
 			drop_frame(l, &f, cause);
 		}
 	}
-	return adm;
 }
 
 /* offer_chances' loop over the burst: fate() for each frame (or none for
@@ -304,7 +311,6 @@ static inline __attribute__((always_inline)) unsigned chances_loop(struct le_lin
 								   le_ns_t deadline, struct chance_batch *b,
 								   const int due)
 {
-	const struct le_delay_line *d = &l->line;
 	unsigned turn = 0;
 
 	for (unsigned i = 0, quiet = 0; i < n; i++) {
@@ -322,24 +328,25 @@ static inline __attribute__((always_inline)) unsigned chances_loop(struct le_lin
 			quiet = le_link_pass_quietly(l, n - i);
 		if (quiet > 0) {
 			/* A run of them at once; due, the last frame's turn
-			 * apart (its mark comes first). */
+			 * apart (its mark comes first: so the run's `turn`
+			 * never is the last). */
 			unsigned k = due && i + quiet == n ? quiet - 1 : quiet;
 
 			if (k > 1) {
 				for (unsigned j = 1; j < k; j++)
 					l->ctr.rx_bytes += lens[i + j];
-				turn = admit_quiet(l, b, handles + i, lens + i, k, arrival, deadline, due) == k;
+				admit_quiet(l, b, handles + i, lens + i, k, arrival, deadline, due);
 				quiet -= k;
 				i += k - 1;
 				continue;
 			}
 			quiet--;
-			turn = batch_admit(l, b, &f, due ? 0 : d->count - d->due + b->n) == 0;
+			turn = batch_admit(l, b, &f, counted(l, b, due, 0)) == 0;
 			continue;
 		}
 		if (!fate(l, &f, 0, &copy))
 			continue;
-		if (batch_admit(l, b, &f, due ? 0 : d->count - d->due + b->n) < 0) {
+		if (batch_admit(l, b, &f, counted(l, b, due, 0)) < 0) {
 			drop_copy(l, &f, copy);
 			continue;
 		}
@@ -349,7 +356,7 @@ static inline __attribute__((always_inline)) unsigned chances_loop(struct le_lin
 			void *none;
 
 			if (fate(l, &cf, 1, &none))
-				turn += batch_admit(l, b, &cf, due ? 1 : d->count - d->due + b->n) == 0;
+				turn += batch_admit(l, b, &cf, counted(l, b, due, 1)) == 0;
 		}
 	}
 	return turn;
@@ -378,26 +385,25 @@ static void offer_chances(struct le_link *l, void *const *handles, const uint32_
 	struct chance_batch b;
 	const uint32_t count0 = d->count;
 
-	b.n = 0;
-	if (deadline <= max_ns(arrival, l->clock)) {
-		unsigned last; /* frames the last turn admitted */
+	/* the clock once the burst is there; frame by frame its advance
+	 * marks the line up to it first */
+	const le_ns_t now = max_ns(arrival, l->clock);
+	const int due = deadline <= now;
 
-		le_delay_line_mark_due(d, max_ns(arrival, l->clock));
-		if (d->count != d->due) {
-			le_link_offer_frames(l, handles, lens, n, arrival);
-			return;
-		}
-		arrive(l, n, arrival);
-		last = chances_loop(l, handles, lens, n, arrival, deadline, &b, 1);
-		batch_flush(l, &b, arrival, deadline);
-		l->settled = last == 0;
-	} else {
-		arrive(l, n, arrival);
-		le_delay_line_mark_due(d, l->clock);
-		l->settled = 1;
-		chances_loop(l, handles, lens, n, arrival, deadline, &b, 0);
-		batch_flush(l, &b, arrival, deadline);
+	le_delay_line_mark_due(d, now);
+	if (due && d->count != d->due) {
+		le_link_offer_frames(l, handles, lens, n, arrival);
+		return;
 	}
+	arrive(l, n, arrival);
+	b.n = 0;
+	if (due) { /* settled unless the last turn left frames to mark */
+		l->settled = chances_loop(l, handles, lens, n, arrival, deadline, &b, 1) == 0;
+	} else {
+		chances_loop(l, handles, lens, n, arrival, deadline, &b, 0);
+		l->settled = 1;
+	}
+	batch_flush(l, &b, arrival, deadline);
 	if (d->count > count0 && deadline > l->last_deadline)
 		l->last_deadline = deadline;
 }

@@ -57,10 +57,14 @@ void dp_frames_plan(struct dp_frames_plan *p, const struct dp_options *o, uint64
 		p->slots[d] = s > LE_COMPACT_MAX_SLOTS ? LE_COMPACT_MAX_SLOTS : (uint32_t)s;
 		p->store_bytes += le_compact_store_bytes(p->slots[d]);
 	}
-	/* Never later than half the held mbufs, or the pool could run dry
-	 * before the store takes over. */
+	/* Never later than three quarters of the held mbufs, or the pool
+	 * could run dry before the store takes over: once it does, the short
+	 * frames in mbufs grow only by what arrives before the next check
+	 * (64 bursts, offer_to_model), and the last quarter is left to the
+	 * frames over 64 bytes, which always keep theirs. */
 	uint64_t after = o->compact_after_set ? o->compact_after : DP_COMPACT_AFTER_DEFAULT;
-	p->compact_after = (uint32_t)(after < p->held_mbufs / 2 ? after : p->held_mbufs / 2);
+	uint64_t most = p->held_mbufs - p->held_mbufs / 4;
+	p->compact_after = (uint32_t)(after < most ? after : most);
 	p->tx_mbufs = tx_mbufs;
 	p->tx_bytes = (uint64_t)tx_mbufs * mbuf_bytes(TX_DATA_ROOM);
 }

@@ -31,15 +31,19 @@
 #include "options.h"
 
 /* Held frames that keep their mbufs, per direction, by default when the
- * compact store is on (--held-mbufs): about 150 MiB of mbufs. */
+ * compact store is on (--held-mbufs): about 150 MiB of mbufs. A larger
+ * pool costs the lines that hold no more (docs/performance.md, "Where the
+ * plain delay copied"). */
 #define DP_HELD_MBUFS_DEFAULT 65536u
 /* Held mbufs of a direction before its short frames go into the store
- * (--compact-after): 75 MiB of mbufs, half of DP_HELD_MBUFS_DEFAULT (the
- * most it can be: dp_frames_plan), while a 1 ms line at 10 GbE holds
- * 14,880 frames, so plain delays of a few ms never pay for copies. It was
- * 16,384 until the delay path passed 30 Mpps on net_null: a 1 ms line
- * then held more than that and copied (docs/performance.md). */
-#define DP_COMPACT_AFTER_DEFAULT 32768u
+ * (--compact-after): three quarters of DP_HELD_MBUFS_DEFAULT (the most it
+ * can be: dp_frames_plan), about 110 MiB of mbufs, while a 1 ms line at
+ * 10 GbE holds 14,880 frames, so plain delays of a few ms never pay for
+ * copies. It was 16,384, then 32,768 (half), each until the plain delay
+ * path outran it on net_null: at 65 Mpps a 1 ms line holds 32,768 frames
+ * a direction, and a line that hovers at the mark copies in bursts (5 %
+ * of its frames) and ran 16-18 % slower than one that never copies. */
+#define DP_COMPACT_AFTER_DEFAULT 49152u
 
 struct dp_frames {
 	struct rte_mempool *pool;                 /* received frames, copies of them */

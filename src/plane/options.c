@@ -71,7 +71,7 @@ void dp_options_usage(const char *prog)
 	       "  --held-mbufs N    held frames over 64 bytes (or beyond the compact store) that keep their\n"
 	       "                    2 KiB mbuf, per direction (default: 3 x max limit, at most 65536)\n"
 	       "  --compact-after N short frames (<= 64 bytes) are copied into the compact store, their mbufs\n"
-	       "                    freed, once a direction holds N frames in mbufs (default 32768; 0: always)\n"
+	       "                    freed, once a direction holds N frames in mbufs (default 49152; 0: always)\n"
 	       "  --no-compact      hold every frame in its mbuf (no compact store for frames <= 64 bytes)\n"
 	       "  --check GRAMMAR   check a link's grammar, print it formatted, exit 0 (or 2 naming the error)\n"
 	       "  --json            print the final counters as one JSON object on stdout\n"

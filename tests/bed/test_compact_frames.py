@@ -111,11 +111,31 @@ def test_jitter_and_duplicates_keep_bytes(linkemud_bin, tmp_path):
 
 
 def test_default_keeps_mbufs_for_short_lines(linkemud_bin, tmp_path):
-    # 3000 frames never make a direction hold --compact-after (16384)
+    # 3000 frames never make a direction hold --compact-after (49152)
     # mbufs: nothing is copied, the frames pass as they always did.
     sent, got, rep = _run(linkemud_bin, tmp_path, "delay 20ms limit 10000", [])
     assert got == sent
     assert rep["compact"]["a2b"]["stored"] == 0, rep["compact"]
+
+
+def test_compact_after_is_capped_at_three_quarters_of_held_mbufs(linkemud_bin, tmp_path):
+    # The capture's 3000 frames are all held at once behind 20 ms; the
+    # mark is read every 64 bursts of 32, so at 2048 frames held. Asked
+    # for more than three quarters of --held-mbufs, the mark is three
+    # quarters (the rest is left for frames over 64 bytes): 3072 of 4096
+    # is never reached, nothing is copied; asked for 3000 with 2048, the
+    # mark is 1536, which is, and the frames after it go into the store
+    # and still leave intact, in order.
+    sent, got, rep = _run(linkemud_bin, tmp_path, "delay 20ms limit 10000",
+                          ["--held-mbufs", "4096", "--compact-after", "4096"])
+    assert got == sent
+    assert rep["compact"]["a2b"]["stored"] == 0, rep["compact"]
+    sent, got, rep = _run(linkemud_bin, tmp_path, "delay 20ms limit 10000",
+                          ["--held-mbufs", "2048", "--compact-after", "3000"])
+    assert got == sent
+    c = rep["compact"]["a2b"]
+    assert c["stored"] > 0 and c["in_use"] == 0, c
+    assert rep["conserved"]
 
 
 def test_store_that_does_not_fit_is_refused_with_figures(linkemud_bin, tmp_path):

@@ -49,6 +49,7 @@ struct dp_pending {
 	unsigned first;
 	unsigned count;
 	unsigned unresolved; /* compact frames among them still without an mbuf */
+	le_ns_t sent_at;     /* when send_pending last handed frames to the port */
 };
 
 struct dp_direction {

@@ -26,6 +26,7 @@
 #include "control.h"
 #include "final.h"
 #include "fault.h"
+#include "drop_stash.h"
 #include "fastpath.h"
 #include "compact_frames.h"
 #include "frame_meta.h"
@@ -100,6 +101,8 @@ static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
  *   + tasks x (DP_BURST_MAX + burst)             pending buffers + one burst
  *   + RX and TX descriptors of both ports
  *   + (lcores + 1) x 1.5 x MBUF_CACHE            per-lcore mempool caches
+ *   + lcores x DP_DROP_STASH_MAX                 dropped mbufs not yet freed
+ *                                                (run to completion: drop_stash.h)
  *   + 1024                                       drivers that hold a few more
  *
  * If the pool runs dry anyway the driver drops at RX, counted as the
@@ -114,6 +117,8 @@ static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_qu
 	for (int p = 0; p < DP_PORTS; p++)
 		n += q[p].nb_rxd + q[p].nb_txd;
 	n += (uint64_t)(plan->nlcores + 1) * MBUF_CACHE * 3 / 2;
+	if (plan->kind != DP_LAYOUT_PIPELINE)
+		n += (uint64_t)plan->nlcores * DP_DROP_STASH_MAX;
 	n += 1024;
 	if (n > UINT32_MAX)
 		n = UINT32_MAX;
@@ -155,18 +160,28 @@ struct daemon {
 	unsigned ports_started;      /* bit p: port p runs */
 };
 
-static int lcore_loop(void *arg)
+static int busy_loop(struct dp_lcore_work *w)
 {
-	struct dp_lcore_work *w = arg;
 	const struct dp_context *ctx = w->task[0]->ctx;
-	if (g_wait_mode == DP_WAIT_ADAPTIVE)
-		return dp_wait_lcore_loop(w, &g_wait, stderr);
 	while (!__atomic_load_n(ctx->stop, __ATOMIC_RELAXED))
 		for (unsigned i = 0; i < w->ntasks; i++) {
 			dp_task_poll(w->task[i]);
 			dp_task_serve_snapshot(w->task[i]);
 		}
 	return 0;
+}
+
+static int lcore_loop(void *arg)
+{
+	struct dp_lcore_work *w = arg;
+	/* Only where each poll both receives and sends (drop_stash.h). */
+	int whole_polls = 1;
+	for (unsigned i = 0; i < w->ntasks; i++)
+		whole_polls &= w->task[i]->kind == DP_TASK_RUN_TO_COMPLETION;
+	dp_drop_stash_set(whole_polls);
+	int rc = g_wait_mode == DP_WAIT_ADAPTIVE ? dp_wait_lcore_loop(w, &g_wait, stderr) : busy_loop(w);
+	dp_drop_stash_set(0);
+	return rc;
 }
 
 static int setup_links(struct daemon *dm, char *err, size_t errlen)

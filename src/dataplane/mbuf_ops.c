@@ -2,6 +2,8 @@
 
 #include <rte_mbuf.h>
 
+#include "drop_stash.h"
+
 /* A deep copy, not rte_pktmbuf_clone: `corrupt` and `ecn` write into
  * frames, and a clone shares its data with the original. A compact
  * frame's copy takes a slot of its own, or an mbuf when the store is
@@ -32,7 +34,10 @@ static void *frame_clone(void *ctx, void *handle)
 static void frame_free(void *ctx, void *handle)
 {
 	struct dp_frames *f = ctx;
-	dp_frame_free(dp_is_compact(handle) ? f->store[dp_compact_dir(handle)] : NULL, handle);
+	if (dp_is_compact(handle))
+		dp_frame_free(f->store[dp_compact_dir(handle)], handle);
+	else if (!dp_drop_stash_put(handle)) /* freed when the poll's send falls short */
+		rte_pktmbuf_free(handle);
 }
 
 static uint8_t *frame_bytes(void *ctx, void *handle, uint32_t *contiguous_len)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.vdev import clean_run_dir, run_on_vdevs
+from kit.vdev import clean_run_dir, read_pcap, run_on_vdevs, write_pcap
 
 # Needs root and hugepages, not a bed.
 pytestmark = pytest.mark.needs_root
@@ -42,30 +42,10 @@ def _frames(seed: int = 12) -> list[bytes]:
     return out
 
 
-def _write_pcap(path: Path, frames: list[bytes]) -> None:
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for k, fr in enumerate(frames):
-            f.write(struct.pack("<IIII", 1, k, len(fr), len(fr)))
-            f.write(fr)
-
-
-def _read_pcap(path: Path) -> list[bytes]:
-    data = path.read_bytes()
-    magic = struct.unpack("<I", data[:4])[0]
-    assert magic in (0xA1B2C3D4, 0xA1B23C4D), hex(magic)
-    out, off = [], 24
-    while off + 16 <= len(data):
-        _, _, incl, _ = struct.unpack("<IIII", data[off:off + 16])
-        out.append(data[off + 16:off + 16 + incl])
-        off += 16 + incl
-    return out
-
-
 def _run(linkemud_bin, tmp_path: Path, a2b: str, extra: list[str]) -> tuple[list[bytes], list[bytes], dict]:
     frames = _frames()
-    _write_pcap(tmp_path / "in.pcap", frames)
-    _write_pcap(tmp_path / "none.pcap", [])
+    write_pcap(tmp_path / "in.pcap", frames)
+    write_pcap(tmp_path / "none.pcap", [])
     stats = tmp_path / "final.json"
     # The capture is read at once; 1.5 s is past every deadline.
     rc, err = run_on_vdevs(
@@ -74,7 +54,7 @@ def _run(linkemud_bin, tmp_path: Path, a2b: str, extra: list[str]) -> tuple[list
          f"net_pcap1,rx_pcap={tmp_path / 'none.pcap'},tx_pcap={tmp_path / 'out1.pcap'}"],
         ["--a2b", a2b, "--no-control", "--stats-file", str(stats), *extra], 1.5, name="compact")
     assert rc == 0, err
-    return frames, _read_pcap(tmp_path / "out1.pcap"), json.loads(stats.read_text())
+    return frames, read_pcap(tmp_path / "out1.pcap"), json.loads(stats.read_text())
 
 
 def test_fifo_line_keeps_bytes_and_order(linkemud_bin, tmp_path):
@@ -148,6 +128,6 @@ def test_store_that_does_not_fit_is_refused_with_figures(linkemud_bin, tmp_path)
     finally:
         clean_run_dir(prefix)
     assert p.returncode == 1, p.stderr
-    assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1222 MiB of "
+    assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1223 MiB of "
             "hugepage memory in all (compact store 908.4 MiB") in p.stderr, p.stderr
     assert "--held-mbufs" in p.stderr and "limit" in p.stderr and "scripts/setup.sh" in p.stderr

@@ -8,6 +8,7 @@ even with --in-memory, is removed."""
 from __future__ import annotations
 
 import signal
+import struct
 import subprocess
 import time
 import uuid
@@ -48,3 +49,25 @@ def run_on_vdevs(linkemud_bin: Path, vdevs: list[str], options: list[str], secon
         _, err = p.communicate(timeout=30)
         clean_run_dir(prefix)
     return p.returncode, err
+
+
+def write_pcap(path: Path, frames: list[bytes]) -> None:
+    """A capture for net_pcap's rx_pcap: the frames 1 us apart."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for k, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", 1, k, len(fr), len(fr)))
+            f.write(fr)
+
+
+def read_pcap(path: Path) -> list[bytes]:
+    """The frames of a capture net_pcap's tx_pcap wrote."""
+    data = path.read_bytes()
+    magic = struct.unpack("<I", data[:4])[0]
+    assert magic in (0xA1B2C3D4, 0xA1B23C4D), hex(magic)
+    out, off = [], 24
+    while off + 16 <= len(data):
+        _, _, incl, _ = struct.unpack("<IIII", data[off:off + 16])
+        out.append(data[off + 16:off + 16 + incl])
+        off += 16 + incl
+    return out

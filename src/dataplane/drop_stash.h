@@ -60,10 +60,4 @@ static inline void dp_drop_stash_release(unsigned n)
  * freeing every mbuf it kept). */
 void dp_drop_stash_set(int on);
 
-/* Mbufs this thread keeps now. */
-static inline unsigned dp_drop_stash_count(void)
-{
-	return RTE_PER_LCORE(dp_drop_stash).n;
-}
-
 #endif

@@ -1,10 +1,9 @@
 #include "fastpath.h"
 
-#include "drop_stash.h"
-
 #include <rte_ethdev.h>
 
 #include "compact_frames.h"
+#include "drop_stash.h"
 #include "frame_meta.h"
 
 const char *dp_task_kind_name(enum dp_task_kind k)
@@ -317,20 +316,17 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
 	uint32_t lens[DP_BURST_MAX];
-	/* Read before the burst, and the burst's arrival (as poll_rx stamps
-	 * it): its frames reached the port before the call that takes them,
-	 * so this stamp is early by at most the call, where a read after it
-	 * was late by the call. A clock read costs ~11 ns on these VMs, four
-	 * or five a poll were ~1.5 ns a frame of `delay 1ms` at 35 Mpps a
-	 * direction: the poll reads three now (here, the take, the send),
-	 * and judges whether it is behind at the send time. */
 	le_ns_t top = tsc_clock_now(t->ctx->clock);
 	dp_poll_gaps_note(&t->gaps, top);
 	dp_model_slot_poll(&t->dir->models, top);
 	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
 	if (n) {
+		/* Read after the burst: a frame can reach the port between `top`
+		 * and the call that takes it, and stamped with `top` it would
+		 * leave early by up to the call (tests/lab: never early). */
+		le_ns_t now = tsc_clock_now(t->ctx->clock);
 		unsigned kept = account_rx(t, pkts, lens, n);
-		offer_to_model(t, pkts, lens, kept, 0, top);
+		offer_to_model(t, pkts, lens, kept, 0, now);
 	}
 	unsigned moved = n;
 	/* Punted frames out, and what their processes returned into the
@@ -339,6 +335,8 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 		moved += dp_punt_poll(t->dir->punt, t->dir->id, &t->dir->models.swap, tsc_clock_now(t->ctx->clock));
 	if (t->pending.count == 0)
 		take_due(t, 0, tsc_clock_now(t->ctx->clock));
+	/* Behind or not is judged at the send time just read: a clock read
+	 * costs ~11 ns on these VMs, a fifth of a poll's five. */
 	unsigned sent = send_pending(t);
 	if (behind(t, sent, t->pending.sent_at)) {
 		take_due(t, 0, tsc_clock_now(t->ctx->clock));

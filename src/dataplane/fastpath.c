@@ -294,8 +294,9 @@ static unsigned flush_to_ring(struct dp_task *t)
 }
 
 /* Whether a poll that just sent (or queued) `out` frames takes a second
- * burst of due frames: a full burst went, all of it, and its last frame
- * left more than DP_BEHIND_NS after its deadline, so the loop is behind.
+ * burst of due frames: a full burst went, all of it (full_burst_went),
+ * and its last frame left more than DP_BEHIND_NS after its deadline
+ * (left_late), so the loop is behind.
  * A link can send more frames than it receives (duplicate, a queue
  * draining after a pause), and at one burst out per burst in they would
  * pile up behind an input that fills every burst, until `limit` dropped
@@ -304,12 +305,21 @@ static unsigned flush_to_ring(struct dp_task *t)
  * the first was full kept the loop within a poll of every deadline at
  * full input, but split its polls into some that sent nothing and some
  * that sent two bursts, and cost a fifth of the rate of `delay 1ms` on
- * net_null. `now`: when the burst went. */
-static int behind(const struct dp_task *t, unsigned out, le_ns_t now)
+ * net_null. Two tests, so that a caller reads the clock for the second
+ * only when the first holds. */
+static int full_burst_went(const struct dp_task *t, unsigned out)
 {
 	const struct dp_pending *p = &t->pending;
 
-	return out == t->ctx->burst && p->count == 0 && p->first > 0 && now > p->deadline[p->first - 1] + DP_BEHIND_NS;
+	return out == t->ctx->burst && p->count == 0 && p->first > 0;
+}
+
+/* `now`: when the burst went. */
+static int left_late(const struct dp_task *t, le_ns_t now)
+{
+	const struct dp_pending *p = &t->pending;
+
+	return now > p->deadline[p->first - 1] + DP_BEHIND_NS;
 }
 
 static unsigned poll_run_to_completion(struct dp_task *t)
@@ -335,10 +345,10 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 		moved += dp_punt_poll(t->dir->punt, t->dir->id, &t->dir->models.swap, tsc_clock_now(t->ctx->clock));
 	if (t->pending.count == 0)
 		take_due(t, 0, tsc_clock_now(t->ctx->clock));
-	/* Behind or not is judged at the send time just read: a clock read
+	/* Late or not is judged at the send time just read: a clock read
 	 * costs ~11 ns on these VMs, a fifth of a poll's five. */
 	unsigned sent = send_pending(t);
-	if (behind(t, sent, t->pending.sent_at)) {
+	if (full_burst_went(t, sent) && left_late(t, t->pending.sent_at)) {
 		take_due(t, 0, tsc_clock_now(t->ctx->clock));
 		sent += send_pending(t);
 	}
@@ -410,7 +420,7 @@ static unsigned poll_worker(struct dp_task *t)
 	if (t->pending.count == 0)
 		take_due(t, 1, now < horizon ? now : horizon);
 	unsigned out = flush_to_ring(t);
-	if (out == t->ctx->burst && behind(t, out, tsc_clock_now(t->ctx->clock))) { /* the clock read only then */
+	if (full_burst_went(t, out) && left_late(t, tsc_clock_now(t->ctx->clock))) {
 		take_due(t, 1, now < horizon ? now : horizon);
 		out += flush_to_ring(t);
 	}

@@ -34,10 +34,9 @@ static void *frame_clone(void *ctx, void *handle)
 static void frame_free(void *ctx, void *handle)
 {
 	struct dp_frames *f = ctx;
-	if (dp_is_compact(handle))
-		dp_frame_free(f->store[dp_compact_dir(handle)], handle);
-	else if (!dp_drop_stash_put(handle)) /* freed when the poll's send falls short */
-		rte_pktmbuf_free(handle);
+	if (!dp_is_compact(handle) && dp_drop_stash_put(handle))
+		return; /* freed when the poll's send falls short */
+	dp_frame_free(dp_is_compact(handle) ? f->store[dp_compact_dir(handle)] : NULL, handle);
 }
 
 static uint8_t *frame_bytes(void *ctx, void *handle, uint32_t *contiguous_len)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.vdev import clean_run_dir, read_pcap, run_on_vdevs, write_pcap
+from kit.vdev import clean_run_dir, pcap_ports, read_pcap, run_on_vdevs
 
 # Needs root and hugepages, not a bed.
 pytestmark = pytest.mark.needs_root
@@ -44,14 +44,10 @@ def _frames(seed: int = 12) -> list[bytes]:
 
 def _run(linkemud_bin, tmp_path: Path, a2b: str, extra: list[str]) -> tuple[list[bytes], list[bytes], dict]:
     frames = _frames()
-    write_pcap(tmp_path / "in.pcap", frames)
-    write_pcap(tmp_path / "none.pcap", [])
     stats = tmp_path / "final.json"
     # The capture is read at once; 1.5 s is past every deadline.
     rc, err = run_on_vdevs(
-        linkemud_bin,
-        [f"net_pcap0,rx_pcap={tmp_path / 'in.pcap'},tx_pcap={tmp_path / 'out0.pcap'}",
-         f"net_pcap1,rx_pcap={tmp_path / 'none.pcap'},tx_pcap={tmp_path / 'out1.pcap'}"],
+        linkemud_bin, pcap_ports(tmp_path, frames),
         ["--a2b", a2b, "--no-control", "--stats-file", str(stats), *extra], 1.5, name="compact")
     assert rc == 0, err
     return frames, read_pcap(tmp_path / "out1.pcap"), json.loads(stats.read_text())

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kit.vdev import read_pcap, run_on_vdevs, write_pcap
+from kit.vdev import pcap_ports, read_pcap, run_on_vdevs
 from linkemu.daemon.control import ControlClient
 
 pytestmark = pytest.mark.needs_root
@@ -35,8 +35,6 @@ def _frames() -> list[bytes]:
 
 
 def _run(linkemud_bin, tmp_path: Path, link: str) -> tuple[dict, dict, int]:
-    write_pcap(tmp_path / "in.pcap", _frames())
-    write_pcap(tmp_path / "none.pcap", [])
     sock, stats = tmp_path / "ctl.sock", tmp_path / "final.json"
     at_rest: dict = {}
 
@@ -46,9 +44,7 @@ def _run(linkemud_bin, tmp_path: Path, link: str) -> tuple[dict, dict, int]:
             at_rest.update(c.stats())
 
     rc, err = run_on_vdevs(
-        linkemud_bin,
-        [f"net_pcap0,rx_pcap={tmp_path / 'in.pcap'},tx_pcap={tmp_path / 'out0.pcap'}",
-         f"net_pcap1,rx_pcap={tmp_path / 'none.pcap'},tx_pcap={tmp_path / 'out1.pcap'}"],
+        linkemud_bin, pcap_ports(tmp_path, _frames()),
         ["--a2b", link, "--control", str(sock), "--stats-file", str(stats)], 0.2, name="stash",
         during=read_at_rest)
     assert rc == 0, err

@@ -71,3 +71,13 @@ def read_pcap(path: Path) -> list[bytes]:
         out.append(data[off + 16:off + 16 + incl])
         off += 16 + incl
     return out
+
+
+def pcap_ports(tmp: Path, frames: list[bytes]) -> list[str]:
+    """Two net_pcap ports: port 0 reads `frames` once (tmp/in.pcap),
+    port 1 reads nothing; what each sends goes to tmp/out0.pcap and
+    tmp/out1.pcap (a2b's frames: read_pcap(tmp / "out1.pcap"))."""
+    write_pcap(tmp / "in.pcap", frames)
+    write_pcap(tmp / "none.pcap", [])
+    return [f"net_pcap0,rx_pcap={tmp / 'in.pcap'},tx_pcap={tmp / 'out0.pcap'}",
+            f"net_pcap1,rx_pcap={tmp / 'none.pcap'},tx_pcap={tmp / 'out1.pcap'}"]

@@ -24,13 +24,15 @@ def clean_run_dir(prefix: str) -> None:
 
 
 def run_on_vdevs(linkemud_bin: Path, vdevs: list[str], options: list[str], seconds: float,
-                 name: str = "vdev", during: Callable[[int], None] | None = None) -> tuple[int, str]:
-    """Runs linkemud on lcore 0 with these ports; returns (exit status,
-    stderr). Fails the test if it never says "ready" within 30 s.
-    during(pid), when given, is called once it is ready, before the
-    `seconds` of running."""
+                 name: str = "vdev", during: Callable[[int], None] | None = None,
+                 lcores: str = "0") -> tuple[int, str]:
+    """Runs linkemud with these ports; returns (exit status, stderr). Fails
+    the test if it never says "ready" within 30 s. during(pid), when
+    given, is called once it is ready, before the `seconds` of running.
+    lcores: EAL's --lcores, which may map several lcores onto one CPU
+    ("(0-6)@1"): how a 2-vCPU machine runs the layouts of bigger hosts."""
     prefix = f"{name}-{uuid.uuid4().hex[:8]}"
-    argv = [str(linkemud_bin), "-l", "0", "--no-pci", "--in-memory", f"--file-prefix={prefix}",
+    argv = [str(linkemud_bin), "--lcores", lcores, "--no-pci", "--in-memory", f"--file-prefix={prefix}",
             "--log-level=lib.eal:error", *(f"--vdev={v}" for v in vdevs), "--", *options]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

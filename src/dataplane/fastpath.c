@@ -361,10 +361,14 @@ static unsigned poll_run_to_completion(struct dp_task *t)
 static unsigned poll_rx(struct dp_task *t)
 {
 	struct rte_mbuf *pkts[DP_BURST_MAX];
-	/* Read before the burst: every frame this or a later burst brings is
-	 * stamped at or after it. */
-	le_ns_t now = tsc_clock_now(t->ctx->clock);
 	unsigned n = rte_eth_rx_burst(t->dir->port_in, 0, pkts, (uint16_t)t->ctx->burst);
+	/* Read after the burst, as run to completion does: a frame can reach
+	 * the port during the call that takes it, and stamped with a read
+	 * from before the call it would leave early by up to the call. A
+	 * frame a later call takes is stamped by a later read, so the
+	 * watermark below still holds: every frame stamped before it is in
+	 * the ring, every one to come is stamped at or after it. */
+	le_ns_t now = tsc_clock_now(t->ctx->clock);
 	if (!n) {
 		__atomic_store_n(&t->dir->rx_watermark, now, __ATOMIC_RELEASE);
 		return 0;

@@ -11,8 +11,11 @@
 #define K_SLEEP_MAX_NS 1000000ull
 #define K_PUNT_NAP_NS 50000ull   /* while punted frames await answers */
 
-/* Receives one burst into the model, stamped with the time it was read. */
-static unsigned rx_burst(struct kloop *l, struct kdir *d, le_ns_t now)
+/* Receives one burst into the model, stamped with the time it was read:
+ * after the receive call returned. A frame can reach the socket during
+ * the call (a system call, microseconds), and stamped with a read from
+ * before it, it would leave early by up to the call. */
+static unsigned rx_burst(struct kloop *l, struct kdir *d)
 {
 	uint8_t *buf[K_BURST_MAX];
 	uint32_t len[K_BURST_MAX];
@@ -23,6 +26,7 @@ static unsigned rx_burst(struct kloop *l, struct kdir *d, le_ns_t now)
 	for (unsigned i = 0; i < want; i++)
 		data[i] = kbuf_data(buf[i]);
 	unsigned k = want ? ksock_recv(d->in, data, K_FRAME_MAX, len, want) : 0;
+	le_ns_t now = k ? kclock_now() : 0;
 	for (unsigned i = 0; i < k; i++) {
 		if (len[i] < K_MIN_FRAME || len[i] > K_FRAME_MAX) {
 			/* A runt, or larger than a buffer (truncated): unusable. */
@@ -87,7 +91,7 @@ static unsigned dir_pass(struct kloop *l, struct kdir *d)
 {
 	le_ns_t now = kclock_now();
 	dp_model_slot_poll(&d->models, now);
-	unsigned moved = rx_burst(l, d, now);
+	unsigned moved = rx_burst(l, d);
 	if (l->punt != NULL)
 		moved += dp_punt_poll(l->punt, (enum le_direction)(d - l->dir), &d->models.swap, kclock_now());
 	/* Frames the kernel did not take last time go first. */

@@ -507,7 +507,10 @@ int main(int argc, char **argv)
 
 	dp_stop_on_signals(&g_stop);
 	if (rte_eal_init(eal_argc, argv) < 0) {
-		die("EAL initialisation failed: %s (check hugepages and the EAL options)", rte_strerror(rte_errno));
+		char why[512];
+		snprintf(why, sizeof(why), "%s (check hugepages and the EAL options)%s", rte_strerror(rte_errno),
+			 rte_errno == ENODEV ? dp_drivers_hint() : "");
+		die("EAL initialisation failed: %s", why);
 		return 1;
 	}
 	/* EAL installs no SIGINT/SIGTERM handlers of its own; ours stand. */

@@ -13,14 +13,24 @@
  * reports afterwards. */
 static struct dp_xsk_fds port_xsks[DP_PORTS];
 
+const char *dp_drivers_hint(void)
+{
+#ifdef LE_DPDK_STATIC_DRIVERS
+	return "; this linkemud has DPDK linked in with the drivers " LE_DPDK_STATIC_DRIVERS
+	       " (for others, build with meson -Ddpdk_linkage=shared)";
+#else
+	return "";
+#endif
+}
+
 int dp_ports_check(char *err, size_t errlen)
 {
 	unsigned n = rte_eth_dev_count_avail();
 	if (n != DP_PORTS) {
 		snprintf(err, errlen,
-			 "linkemud bridges exactly 2 ports, EAL found %u "
-			 "(give two devices, e.g. --vdev=net_af_xdp0,iface=X --vdev=net_af_xdp1,iface=Y)",
-			 n);
+			 "2 ports to bridge are needed, EAL found %u "
+			 "(give two devices, e.g. --vdev=net_af_xdp0,iface=X --vdev=net_af_xdp1,iface=Y)%s",
+			 n, dp_drivers_hint());
 		return -1;
 	}
 	return 0;

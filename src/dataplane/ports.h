@@ -17,6 +17,11 @@ struct dp_port_queues {
 };
 
 /* Exactly two ports must be present; -1 with a message otherwise. */
+/* What a user who gave a device this build has no driver for should
+ * know: the drivers inside a static build and how to get every other
+ * (empty when DPDK is linked as shared libraries, which load them all). */
+const char *dp_drivers_hint(void);
+
 int dp_ports_check(char *err, size_t errlen);
 /* Descriptor counts the driver accepts for what we ask (1024 each). */
 int dp_port_queues(uint16_t port, struct dp_port_queues *q, char *err, size_t errlen);

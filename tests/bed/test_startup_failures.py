@@ -89,3 +89,35 @@ def _run_and_check(case, argv, env, status, message, prefix, run_dir, tmp_path):
     assert not run_dir.exists() or not list(run_dir.iterdir()), list(run_dir.iterdir())
     assert not list(Path("/dev/hugepages").glob(f"{prefix}*"))
     assert not (tmp_path / "final.json").exists()
+
+
+def _dpdk_linked_in(binary: Path) -> bool:
+    """Whether this linkemud has DPDK inside (meson -Ddpdk_linkage=static)
+    rather than loading its shared libraries."""
+    ldd = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
+    return "librte_eal" not in ldd
+
+
+@pytest.mark.parametrize("where", ["eal", "ports"])
+def test_a_device_without_a_driver_names_the_drivers_inside(linkemud_bin, tmp_path, where):
+    # A static build carries a fixed set of drivers: a user whose device
+    # needs another must learn which ones are inside and how to get the
+    # rest, whether EAL refuses the device word (an unknown vdev) or finds
+    # no port (a PCI NIC no driver claimed; here: no device at all).
+    prefix = f"dpfail-{uuid.uuid4().hex[:8]}"
+    devices = ["--no-pci", "--vdev=net_nosuchdriver0", "--vdev=net_null1"] if where == "eal" else ["--no-pci"]
+    argv = [str(linkemud_bin), "-l", "0", "--in-memory", "--log-level=lib.eal:error", *devices,
+            f"--file-prefix={prefix}", "--", "--no-control", "--stats-file", str(tmp_path / "final.json")]
+    try:
+        cp = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    finally:
+        clean_run_dir(prefix)
+    # EAL's refusal is the environment's (1); too few ports, the command line's (2).
+    assert cp.returncode == (1 if where == "eal" else 2), cp.stderr
+    first = "EAL initialisation failed" if where == "eal" else "2 ports to bridge are needed, EAL found 0"
+    assert first in cp.stderr, cp.stderr
+    hint = "this linkemud has DPDK linked in with the drivers"
+    if _dpdk_linked_in(linkemud_bin):
+        assert hint in cp.stderr and "net_af_xdp" in cp.stderr and "-Ddpdk_linkage=shared" in cp.stderr, cp.stderr
+    else:
+        assert hint not in cp.stderr, cp.stderr

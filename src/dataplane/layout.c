@@ -102,3 +102,11 @@ void dp_plan_free(struct dp_plan *p)
 		rte_free(p->task[i]);
 	p->ntasks = 0;
 }
+
+int dp_lcore_runs_whole_polls(const struct dp_lcore_work *w)
+{
+	for (unsigned i = 0; i < w->ntasks; i++)
+		if (w->task[i]->kind != DP_TASK_RUN_TO_COMPLETION)
+			return 0;
+	return 1;
+}

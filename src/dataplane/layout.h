@@ -39,5 +39,9 @@ unsigned dp_layout_lcores_needed(enum dp_layout_kind k);
 int dp_plan_build(struct dp_plan *p, enum dp_layout_kind want, const unsigned *lcore_ids, unsigned nlcores,
 		  struct dp_direction dirs[LE_DIRS], const struct dp_context *ctx, char *err, size_t errlen);
 void dp_plan_free(struct dp_plan *p);
+/* Whether every task of the lcore runs whole polls (run to completion:
+ * each poll receives and sends), where the drop stash may keep mbufs
+ * (drop_stash.h). */
+int dp_lcore_runs_whole_polls(const struct dp_lcore_work *w);
 
 #endif

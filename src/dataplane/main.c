@@ -101,8 +101,9 @@ static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
  *   + tasks x (DP_BURST_MAX + burst)             pending buffers + one burst
  *   + RX and TX descriptors of both ports
  *   + (lcores + 1) x 1.5 x MBUF_CACHE            per-lcore mempool caches
- *   + lcores x DP_DROP_STASH_MAX                 dropped mbufs not yet freed
- *                                                (run to completion: drop_stash.h)
+ *   + lcores x DP_DROP_STASH_MAX                 dropped mbufs not yet freed (the
+ *                                                lcores that run whole polls:
+ *                                                drop_stash.h)
  *   + 1024                                       drivers that hold a few more
  *
  * If the pool runs dry anyway the driver drops at RX, counted as the
@@ -117,8 +118,9 @@ static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_qu
 	for (int p = 0; p < DP_PORTS; p++)
 		n += q[p].nb_rxd + q[p].nb_txd;
 	n += (uint64_t)(plan->nlcores + 1) * MBUF_CACHE * 3 / 2;
-	if (plan->kind != DP_LAYOUT_PIPELINE)
-		n += (uint64_t)plan->nlcores * DP_DROP_STASH_MAX;
+	for (unsigned l = 0; l < plan->nlcores; l++)
+		if (dp_lcore_runs_whole_polls(&plan->lcore[l]))
+			n += DP_DROP_STASH_MAX;
 	n += 1024;
 	if (n > UINT32_MAX)
 		n = UINT32_MAX;
@@ -174,11 +176,9 @@ static int busy_loop(struct dp_lcore_work *w)
 static int lcore_loop(void *arg)
 {
 	struct dp_lcore_work *w = arg;
-	/* Only where each poll both receives and sends (drop_stash.h). */
-	int whole_polls = 1;
-	for (unsigned i = 0; i < w->ntasks; i++)
-		whole_polls &= w->task[i]->kind == DP_TASK_RUN_TO_COMPLETION;
-	dp_drop_stash_set(whole_polls);
+	/* Only where each poll both receives and sends (drop_stash.h); the
+	 * pool counts a stash for each such lcore (mbufs_needed). */
+	dp_drop_stash_set(dp_lcore_runs_whole_polls(w));
 	int rc = g_wait_mode == DP_WAIT_ADAPTIVE ? dp_wait_lcore_loop(w, &g_wait, stderr) : busy_loop(w);
 	dp_drop_stash_set(0);
 	return rc;

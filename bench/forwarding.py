@@ -16,8 +16,22 @@ Each row also shows the emulation error's p99 (send time minus the
 model's deadline, from linkemud's own histogram). net_null offers more
 than any program forwards, so this is the error AT OVERLOAD: frames wait
 for the lcore behind the backlog, and the figure is an upper bound of the
-error at the rate the row reaches (a paced source is not part of this
-benchmark yet).
+error at the rate the row reaches.
+
+On time: a paced source at these rates needs a CPU of its own
+(bench/forwarding_paced.py measures what this machine allows). What
+each row does give is "gaps": the lateness that the spacing of the
+lcore's polls alone gives a deadline falling at a random moment (p99 and
+p99.9, the worse direction; src/plane/poll_gaps.h). A paced input makes
+deadlines fall at random moments; below the row's rate a poll carries
+fewer frames than at overload, so its polls are no longer apart than
+here. So for any paced input up to the row's rate, linkemud's own
+lateness is at most these figures, except that after a stall of the
+lcore's CPU (in the gaps too) the backlog drains at the rate's spare
+capacity, which stretches the stall's share by R/(C - R): 0.37x at
+14.88 of 55 Mpps. The bound counts the machine's stalls as they came in
+this run: a row "the machine alone" gives the same figure for a busy
+loop on the lcore's CPU (src/tools/noisefloor.c) in the same rounds.
 
 Two floors run in the same rounds (bench/holdfwd.c): the same bridge with
 no model at all, frames sent at once and frames held 1 ms in a FIFO. The
@@ -47,6 +61,8 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Gaps shorter than this are a loop idling (src/plane/poll_gaps.h: DP_POLL_GAP_MIN_NS).
+POLL_GAP_MIN_NS = 1000
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from children import eal_prefix, run_interruptible, running, wait_ready  # noqa: E402
 import udp4_pcap  # noqa: E402
@@ -118,8 +134,50 @@ def run_linkemud(lcore, seconds, link, binary=None, eal=EAL_NULL):
         sys.exit("linkemud did not conserve frames: %r" % report)
     queue = d["a2b"]["dropped"]["queue_full"] + d["b2a"]["dropped"]["queue_full"]
     p99 = max(d[k]["emulation_error_ns"]["p99"] for k in ("a2b", "b2a"))
+    # The lateness the spacing of the polls alone gives a deadline at a
+    # random moment (poll_gaps.h), worse direction: see "On time" above.
+    gaps = [d[k]["poll_gaps"]["lateness_ns"] for k in ("a2b", "b2a")]
     return {"tx_pps": tx / report["uptime_s"], "rx_pps": rx / report["uptime_s"], "error_p99_ns": p99,
+            "gap_p99_ns": max(g["p99"] for g in gaps), "gap_p999_ns": max(g["p999"] for g in gaps),
             "queue_full": queue, "loss_frac": (d["a2b"]["dropped"]["loss"] / max(1, d["a2b"]["rx"]))}
+
+
+def noisefloor_path():
+    return os.path.join(REPO, "build", "src", "tools", "noisefloor")
+
+
+def lateness_quantile(gaps, observed_ns, q):
+    """The q-quantile of the lateness a deadline at a uniformly random
+    moment gets from gaps [(length_ns, count)] in observed_ns: the x with
+    sum(count x (g - x)+) = (1 - q) x observed_ns (src/plane/poll_gaps.c,
+    the same definition, gaps under 1 us counted as none)."""
+    gaps = [(g, c) for g, c in gaps if g >= POLL_GAP_MIN_NS]
+
+    def excess(x):
+        return sum(c * (g - x) for g, c in gaps if g > x)
+
+    want = (1 - q) * observed_ns
+    if not gaps or excess(0) <= want:
+        return 0.0
+    lo, hi = 0.0, float(max(g for g, _ in gaps))
+    while hi - lo > 1:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if excess(mid) > want else (lo, mid)
+    return hi
+
+
+def run_noisefloor(lcore, seconds):
+    """The machine alone on the lcore's CPU: a busy loop's gaps
+    (src/tools/noisefloor.c), as the lateness they would give."""
+    cp = subprocess.run([noisefloor_path(), "--cpu", str(lcore), "--seconds", f"{seconds:g}"],
+                        capture_output=True, text=True, timeout=seconds + 30)
+    if cp.returncode != 0:
+        sys.exit(f"noisefloor failed ({cp.returncode}): {cp.stderr.strip()}")
+    nf = json.loads(cp.stdout)
+    gaps = [((lo + hi) / 2, n) for lo, hi, n in nf["histogram"]]
+    observed = nf["seconds"] * 1e9
+    return {"gap_p99_ns": lateness_quantile(gaps, observed, 0.99),
+            "gap_p999_ns": lateness_quantile(gaps, observed, 0.999)}
 
 
 def holdfwd_path():
@@ -208,9 +266,12 @@ def run_rounds(a, links, eal):
     other = {link: [] for link in links}
     base = []
     floors = {h: [] for h in FLOOR_HOLDS_US}
+    machine = []
     for r in range(a.rounds):
         print(f"[round {r + 1}/{a.rounds}] testpmd io ...", file=sys.stderr, flush=True)
         base.append(run_testpmd(f"0,{a.lcore}" if a.lcore else "0-1", a.seconds, eal))
+        print(f"[round {r + 1}/{a.rounds}] noisefloor ...", file=sys.stderr, flush=True)
+        machine.append(run_noisefloor(a.lcore, a.seconds))
         for h in FLOOR_HOLDS_US:
             print(f"[round {r + 1}/{a.rounds}] holdfwd --hold-us {h} ...", file=sys.stderr, flush=True)
             floors[h].append(run_holdfwd(a.lcore, a.seconds, h, eal))
@@ -236,7 +297,8 @@ def run_rounds(a, links, eal):
         return {"tx_pps": m, "ratio": m / m_base, "ratio_range": [min(r), max(r)], "runs": runs}
 
     def with_error(runs):
-        return dict(summary(runs), error_p99_ns=statistics.median(x["error_p99_ns"] for x in runs))
+        return dict(summary(runs), **{k: statistics.median(x[k] for x in runs)
+                                      for k in ("error_p99_ns", "gap_p99_ns", "gap_p999_ns")})
 
     rows = []
     for link in links:
@@ -246,8 +308,10 @@ def run_rounds(a, links, eal):
         rows.append(row)
     floor_rows = [dict(summary(floors[h]), hold_us=h, held_max=max(x["held_max"] for x in floors[h]))
                   for h in FLOOR_HOLDS_US]
+    machine_row = {k: statistics.median(x[k] for x in machine) for k in ("gap_p99_ns", "gap_p999_ns")}
     return {"rounds": a.rounds, "seconds": a.seconds, "frames": a.frames, "testpmd_tx_pps": m_base,
-            "testpmd_runs": base, "floors": floor_rows, "linkemud": rows}
+            "testpmd_runs": base, "floors": floor_rows, "machine": dict(machine_row, runs=machine),
+            "linkemud": rows}
 
 
 def report(a, result):
@@ -257,9 +321,11 @@ def report(a, result):
         print(json.dumps(result, indent=1))
         return
     cmp = " compare: Mpps  ratio  p99" if a.compare else ""
-    print(f"{'Mpps':>8} {'ratio':>7} {'rounds':>13} {'err p99':>9}{cmp}  program   (median of {a.rounds} rounds of "
-          f"{a.seconds:g} s; err p99 at overload)")
-    print(f"{m_base / 1e6:8.2f} {1:7.3f} {'':>13} {'':>9}{' ' * len(cmp)}  testpmd io-forward (baseline; "
+    print(f"{'Mpps':>8} {'ratio':>7} {'rounds':>13} {'err p99':>9} {'gaps p99/p99.9':>15}{cmp}  program   "
+          f"(median of {a.rounds} rounds of {a.seconds:g} s; err p99 at overload; gaps: the lateness the "
+          f"polls' spacing gives a deadline at a random moment, at any input rate up to the row's)")
+    blank = f"{'':>9} {'':>15}"
+    print(f"{m_base / 1e6:8.2f} {1:7.3f} {'':>13} {blank}{' ' * len(cmp)}  testpmd io-forward (baseline; "
           f"{1e9 / m_base:.1f} ns/frame of its lcore)")
 
     def rng(r):
@@ -268,12 +334,18 @@ def report(a, result):
     for f in floor_rows:
         what = ("frames sent at once" if f["hold_us"] == 0 else
                 f"frames held {f['hold_us'] / 1000:g} ms in a FIFO, up to {f['held_max']} per direction")
-        print(f"{f['tx_pps'] / 1e6:8.2f} {f['ratio']:7.3f} {rng(f):>13} {'':>9}{' ' * len(cmp)}  holdfwd: no model, "
+        print(f"{f['tx_pps'] / 1e6:8.2f} {f['ratio']:7.3f} {rng(f):>13} {blank}{' ' * len(cmp)}  holdfwd: no model, "
               f"{what}")
+    mach = result["machine"]
+    gaps = f"{mach['gap_p99_ns'] / 1e3:.1f}/{mach['gap_p999_ns'] / 1e3:.0f}us"
+    print(f"{'':>8} {'':>7} {'':>13} {'':>9} {gaps:>15}{' ' * len(cmp)}  the machine alone: a busy loop on the "
+          f"lcore's CPU (noisefloor), its gaps as the same lateness")
     for row in rows:
         c = row.get("compare")
         cs = (f" {c['tx_pps'] / 1e6:13.2f} {c['ratio']:6.3f} {c['error_p99_ns'] / 1e3:5.0f}us" if c else "")
-        print(f"{row['tx_pps'] / 1e6:8.2f} {row['ratio']:7.3f} {rng(row):>13} {row['error_p99_ns'] / 1e3:7.0f}us{cs}"
+        gaps = f"{row['gap_p99_ns'] / 1e3:.1f}/{row['gap_p999_ns'] / 1e3:.0f}us"
+        print(f"{row['tx_pps'] / 1e6:8.2f} {row['ratio']:7.3f} {rng(row):>13} {row['error_p99_ns'] / 1e3:7.0f}us"
+              f" {gaps:>15}{cs}"
               f"  linkemud '{row['link'][:90]}'")
         if row["queue_full"]:
             print(f"  note: {row['queue_full']} queue_full drops; raise limit for a pure cost figure")

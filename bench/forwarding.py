@@ -61,11 +61,12 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Gaps shorter than this are a loop idling (src/plane/poll_gaps.h: DP_POLL_GAP_MIN_NS).
-POLL_GAP_MIN_NS = 1000
+sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from children import eal_prefix, run_interruptible, running, wait_ready  # noqa: E402
 import udp4_pcap  # noqa: E402
+from linkemu.errors import LinkemuError  # noqa: E402
+from linkemu.instruments import noisefloor  # noqa: E402
 # limit: 1 ms at the ~20 Mpps one lcore reaches needs ~20k frames; 100k
 # leaves room, and with duplicates' headroom the pool (2 x 2 x 100k mbufs)
 # still fits the 2 GiB of hugepages scripts/setup.sh reserves.
@@ -142,42 +143,14 @@ def run_linkemud(lcore, seconds, link, binary=None, eal=EAL_NULL):
             "queue_full": queue, "loss_frac": (d["a2b"]["dropped"]["loss"] / max(1, d["a2b"]["rx"]))}
 
 
-def noisefloor_path():
-    return os.path.join(REPO, "build", "src", "tools", "noisefloor")
-
-
-def lateness_quantile(gaps, observed_ns, q):
-    """The q-quantile of the lateness a deadline at a uniformly random
-    moment gets from gaps [(length_ns, count)] in observed_ns: the x with
-    sum(count x (g - x)+) = (1 - q) x observed_ns (src/plane/poll_gaps.c,
-    the same definition, gaps under 1 us counted as none)."""
-    gaps = [(g, c) for g, c in gaps if g >= POLL_GAP_MIN_NS]
-
-    def excess(x):
-        return sum(c * (g - x) for g, c in gaps if g > x)
-
-    want = (1 - q) * observed_ns
-    if not gaps or excess(0) <= want:
-        return 0.0
-    lo, hi = 0.0, float(max(g for g, _ in gaps))
-    while hi - lo > 1:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if excess(mid) > want else (lo, mid)
-    return hi
-
-
 def run_noisefloor(lcore, seconds):
     """The machine alone on the lcore's CPU: a busy loop's gaps
     (src/tools/noisefloor.c), as the lateness they would give."""
-    cp = subprocess.run([noisefloor_path(), "--cpu", str(lcore), "--seconds", f"{seconds:g}"],
-                        capture_output=True, text=True, timeout=seconds + 30)
-    if cp.returncode != 0:
-        sys.exit(f"noisefloor failed ({cp.returncode}): {cp.stderr.strip()}")
-    nf = json.loads(cp.stdout)
-    gaps = [((lo + hi) / 2, n) for lo, hi, n in nf["histogram"]]
-    observed = nf["seconds"] * 1e9
-    return {"gap_p99_ns": lateness_quantile(gaps, observed, 0.99),
-            "gap_p999_ns": lateness_quantile(gaps, observed, 0.999)}
+    try:
+        nf = noisefloor.noise_floor(lcore, seconds)
+    except LinkemuError as e:
+        sys.exit(str(e))
+    return {"gap_p99_ns": noisefloor.lateness(nf, 0.99), "gap_p999_ns": noisefloor.lateness(nf, 0.999)}
 
 
 def holdfwd_path():
@@ -328,6 +301,9 @@ def report(a, result):
     print(f"{m_base / 1e6:8.2f} {1:7.3f} {'':>13} {blank}{' ' * len(cmp)}  testpmd io-forward (baseline; "
           f"{1e9 / m_base:.1f} ns/frame of its lcore)")
 
+    def gaps(r):
+        return f"{r['gap_p99_ns'] / 1e3:.1f}/{r['gap_p999_ns'] / 1e3:.0f}us"
+
     def rng(r):
         return f"{r['ratio_range'][0]:.3f}-{r['ratio_range'][1]:.3f}"
 
@@ -336,16 +312,13 @@ def report(a, result):
                 f"frames held {f['hold_us'] / 1000:g} ms in a FIFO, up to {f['held_max']} per direction")
         print(f"{f['tx_pps'] / 1e6:8.2f} {f['ratio']:7.3f} {rng(f):>13} {blank}{' ' * len(cmp)}  holdfwd: no model, "
               f"{what}")
-    mach = result["machine"]
-    gaps = f"{mach['gap_p99_ns'] / 1e3:.1f}/{mach['gap_p999_ns'] / 1e3:.0f}us"
-    print(f"{'':>8} {'':>7} {'':>13} {'':>9} {gaps:>15}{' ' * len(cmp)}  the machine alone: a busy loop on the "
+    print(f"{'':>8} {'':>7} {'':>13} {'':>9} {gaps(result['machine']):>15}{' ' * len(cmp)}  the machine alone: a busy loop on the "
           f"lcore's CPU (noisefloor), its gaps as the same lateness")
     for row in rows:
         c = row.get("compare")
         cs = (f" {c['tx_pps'] / 1e6:13.2f} {c['ratio']:6.3f} {c['error_p99_ns'] / 1e3:5.0f}us" if c else "")
-        gaps = f"{row['gap_p99_ns'] / 1e3:.1f}/{row['gap_p999_ns'] / 1e3:.0f}us"
         print(f"{row['tx_pps'] / 1e6:8.2f} {row['ratio']:7.3f} {rng(row):>13} {row['error_p99_ns'] / 1e3:7.0f}us"
-              f" {gaps:>15}{cs}"
+              f" {gaps(row):>15}{cs}"
               f"  linkemud '{row['link'][:90]}'")
         if row["queue_full"]:
             print(f"  note: {row['queue_full']} queue_full drops; raise limit for a pure cost figure")

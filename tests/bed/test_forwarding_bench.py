@@ -116,25 +116,19 @@ def test_udp4_rows_run():
     assert all(0 <= row["gap_p99_ns"] <= row["gap_p999_ns"] for row in out["linkemud"] + [out["machine"]])
 
 
-def _forwarding_module():
-    sys.path.insert(0, str(FORWARDING.parent))
-    try:
-        import forwarding  # noqa: E402  (bench/ is not a package)
-    finally:
-        sys.path.remove(str(FORWARDING.parent))
-    return forwarding
-
-
 def test_machine_gaps_read_as_lateness_like_linkemuds():
     """The machine's row reads noisefloor's gaps as linkemud reads its
     polls' (src/plane/poll_gaps.c): a deadline at a random moment in 1 ms
     with one 10 us gap is late by more than x with probability
     (10 us - x) / 1 ms, and gaps under 1 us are the loop idling."""
-    fw = _forwarding_module()
+    from linkemu.instruments.noisefloor import lateness, lateness_quantile
     one = [(10_000, 1)]
-    assert fw.lateness_quantile(one, 1e6, 0.99) == 0          # 1 % of the time is exactly the gap
-    assert abs(fw.lateness_quantile(one, 1e6, 0.999) - 9_000) <= 1
-    assert abs(fw.lateness_quantile(one, 1e6, 0.9999) - 9_900) <= 1
+    assert lateness_quantile(one, 1e6, 0.99) == 0          # 1 % of the time is exactly the gap
+    assert abs(lateness_quantile(one, 1e6, 0.999) - 9_000) <= 1
+    assert abs(lateness_quantile(one, 1e6, 0.9999) - 9_900) <= 1
     # A thousand 900 ns gaps (0.9 of the millisecond) count for nothing.
-    assert abs(fw.lateness_quantile(one + [(900, 1000)], 1e6, 0.999) - 9_000) <= 1
-    assert fw.lateness_quantile([], 1e6, 0.99) == 0
+    assert abs(lateness_quantile(one + [(900, 1000)], 1e6, 0.999) - 9_000) <= 1
+    assert lateness_quantile([], 1e6, 0.99) == 0
+    # A noisefloor result: buckets [lo, hi, count] read at their middle.
+    nf = {"seconds": 0.001, "histogram": [[20, 20, 40_000], [9_990, 10_010, 1]]}
+    assert abs(lateness(nf, 0.999) - 9_000) <= 1

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from kit.vdev import pcap_ports, read_pcap, run_on_vdevs
-from linkemu.bed.cpus import default_lcores
+from linkemu.bed.cpus import daemon_cpu
 
 pytestmark = pytest.mark.needs_root
 
@@ -33,8 +33,7 @@ LAYOUT_LCORES = {"single": 1, "per-direction": 2, "pipeline": 6}
 
 
 def _lcores(layout: str) -> str:
-    cpu = default_lcores().split(",")[0].split("-")[0]
-    return f"(0-{LAYOUT_LCORES[layout] - 1})@{cpu}"
+    return f"(0-{LAYOUT_LCORES[layout] - 1})@{daemon_cpu()}"
 
 
 def _frames() -> list[bytes]:

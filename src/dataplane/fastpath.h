@@ -52,6 +52,8 @@ struct dp_pending {
 	le_ns_t sent_at;     /* when send_pending last handed frames to the port */
 };
 
+struct dp_paced_source;
+
 struct dp_direction {
 	enum le_direction id;
 	uint16_t port_in;
@@ -60,6 +62,7 @@ struct dp_direction {
 	struct rte_ring *rx_ring;   /* pipeline only */
 	struct rte_ring *tx_ring;   /* pipeline only */
 	struct dp_punt_set *punt;   /* punted classes' channels; NULL: none */
+	struct dp_paced_source *paced; /* on port_in (--paced-source); NULL: none */
 	struct dp_counters shutdown_ctr; /* written by the main lcore after the stop */
 	uint64_t ring_flushed[2];   /* rx_ring, tx_ring: freed from them at shutdown */
 	/* Held short frames' bytes (compact_frames.h); NULL: frames keep

@@ -33,6 +33,7 @@
 #include "layout.h"
 #include "mbuf_ops.h"
 #include "options.h"
+#include "paced_source.h"
 #include "pm_qos.h"
 #include "ports.h"
 #include "report.h"
@@ -160,6 +161,7 @@ struct daemon {
 	int pdump_ready;
 	int state_ready;             /* state.lock initialised */
 	unsigned ports_started;      /* bit p: port p runs */
+	struct dp_paced_source paced[DP_PORTS]; /* --paced-source */
 };
 
 static int busy_loop(struct dp_lcore_work *w)
@@ -263,6 +265,28 @@ static int start_ports(struct daemon *dm, char *err, size_t errlen)
 		dm->ports_started |= 1u << p;
 	}
 	return 0;
+}
+
+/* --paced-source: a paced wire into each port (paced_source.h). */
+static int start_paced_sources(struct daemon *dm, char *err, size_t errlen)
+{
+	if (!dm->opt.paced_pps)
+		return 0;
+	for (uint16_t p = 0; p < DP_PORTS; p++) {
+		uint32_t ring = dm->opt.paced_ring ? dm->opt.paced_ring : dm->queues[p].nb_rxd;
+		if (dp_paced_source_start(&dm->paced[p], p, dm->opt.paced_pps, ring, &dm->clock, dm->pool, err,
+					  errlen))
+			return -1;
+	}
+	for (int d = 0; d < LE_DIRS; d++)
+		dm->dir[d].paced = &dm->paced[dm->dir[d].port_in];
+	return 0;
+}
+
+static void stop_paced_sources(struct daemon *dm)
+{
+	for (uint16_t p = 0; p < DP_PORTS; p++)
+		dp_paced_source_stop(&dm->paced[p]);
 }
 
 /* After the lcores stopped: frames already due are sent while the ports
@@ -416,6 +440,10 @@ static int start(struct daemon *dm)
 		die("%s", err);
 		return EXIT_ENV;
 	}
+	if (start_paced_sources(dm, err, sizeof(err))) {
+		die("%s", err);
+		return EXIT_INPUT;
+	}
 	if (nlcores > dm->plan.nlcores)
 		fprintf(stderr, "linkemud: note: %u lcore(s) given, layout %s uses %u; the rest stay idle\n",
 			nlcores, dp_layout_name(dm->plan.kind), dm->plan.nlcores);
@@ -450,6 +478,7 @@ static int serve(struct daemon *dm)
 		rte_eal_remote_launch(lcore_loop, &dm->plan.lcore[s], dm->plan.lcore[s].lcore_id);
 	lcore_loop(&dm->plan.lcore[0]);
 	rte_eal_mp_wait_lcore();
+	stop_paced_sources(dm);
 	set_lcores_running(dm, 0);
 	pm_qos_release(qos_fd);
 	stop_observers(dm);
@@ -465,6 +494,7 @@ static int serve(struct daemon *dm)
 static void release(struct daemon *dm)
 {
 	stop_observers(dm); /* when start() failed half-way */
+	stop_paced_sources(dm);
 	if (dm->state_ready)
 		pthread_mutex_lock(&dm->state.lock); /* telemetry may still be in a callback */
 	/* Ports first: they hold mbufs of the pool in their rings. */

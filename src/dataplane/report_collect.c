@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paced_source.h"
 #include "ports.h"
 #include "snapshot.h"
 
@@ -63,6 +64,19 @@ static int collect_direction(struct dp_direction_report *out, const struct dp_pl
 	dp_counters_add(&out->dp, &dir->shutdown_ctr);
 	out->npunt = dp_punt_status(dir->punt, dir->id, out->punt);
 	dp_port_counters_read(dir->port_in, &out->port_in);
+	out->has_paced = dir->paced != NULL;
+	if (dir->paced) {
+		const struct dp_paced_source *s = dir->paced;
+		out->paced.pps = s->pps;
+		out->paced.ring = s->ring;
+		out->paced.delivered = s->delivered;
+		out->paced.missed = s->missed;
+		le_hist_init(&out->paced.wait);
+		le_hist_merge(&out->paced.wait, &s->wait);
+		/* What a NIC's counters would say of the wire it receives. */
+		out->port_in.ipackets += s->delivered;
+		out->port_in.imissed += s->missed;
+	}
 	dp_port_counters_read(dir->port_out, &out->port_out);
 	dp_port_xstats_read(dir->port_in, &out->xstats_in);
 	dp_port_xstats_read(dir->port_out, &out->xstats_out);

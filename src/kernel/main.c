@@ -77,6 +77,7 @@ static int k_collect(struct dp_state *st, struct dp_report *r, int live)
 		x->in_flight_base = 0;
 		x->error = snap[d].error;
 		le_hist_init(&x->poll_gaps); /* not measured by the kernel plane's loop */
+		x->has_paced = 0;
 		x->poll_observed_ns = 0;
 		x->port_in = snap[d].port_in;
 		x->port_out = snap[d].port_out;
@@ -219,6 +220,10 @@ int main(int argc, char **argv)
 		return 0;
 	if (rc < 0) {
 		fprintf(stderr, "linkemuk: %s\n", err);
+		return EXIT_INPUT;
+	}
+	if (dm.opt.paced_pps) {
+		fprintf(stderr, "linkemuk: --paced-source: only linkemud has it (it feeds DPDK net_null ports)\n");
 		return EXIT_INPUT;
 	}
 	if (!dm.kopt.iface[0] || !dm.kopt.iface[1]) {

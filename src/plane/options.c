@@ -1,6 +1,8 @@
 #include "options.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +75,10 @@ void dp_options_usage(const char *prog)
 	       "  --compact-after N short frames (<= 64 bytes) are copied into the compact store, their mbufs\n"
 	       "                    freed, once a direction holds N frames in mbufs (default 49152; 0: always)\n"
 	       "  --no-compact      hold every frame in its mbuf (no compact store for frames <= 64 bytes)\n"
+	       "  --paced-source PPS  benchmarks: each port (net_null with no-rx=1) receives 64-byte frames\n"
+	       "                    paced at PPS a second (k, M, G suffixes), inside the lcore's poll\n"
+	       "  --paced-ring N    the paced source's receive ring: frames past it are missed (default:\n"
+	       "                    the port's RX descriptors)\n"
 	       "  --check GRAMMAR   check a link's grammar, print it formatted, exit 0 (or 2 naming the error)\n"
 	       "  --json            print the final counters as one JSON object on stdout\n"
 	       "  --stats-file F    write the final counters as JSON to F on exit\n"
@@ -83,6 +89,26 @@ void dp_options_usage(const char *prog)
 	       "Stop with SIGINT or SIGTERM; the final counters are printed.\n",
 	       prog, DP_MAX_BURST, dp_wait_mode_name(DP_WAIT_DEFAULT_MODE),
 	       DP_WAIT_DEFAULT_IDLE_US, DP_DEFAULT_CONTROL_PATH, DP_DEFAULT_MAX_LIMIT);
+}
+
+/* Frames per second: a number with an optional k, M or G, 1 .. 1e9. */
+static int parse_pps(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno)
+		return -1;
+	if (*end == 'k')
+		v *= 1e3, end++;
+	else if (*end == 'M')
+		v *= 1e6, end++;
+	else if (*end == 'G')
+		v *= 1e9, end++;
+	if (*end != '\0' || !(v >= 1.0 && v <= 1e9))
+		return -1;
+	*out = (uint64_t)(v + 0.5);
+	return 0;
 }
 
 static int need_value(int i, int argc, char **argv, char *err, size_t errlen)
@@ -230,6 +256,24 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 			o->no_compact = 1;
 		} else if (strcmp(a, "--no-pm-qos") == 0) {
 			o->no_pm_qos = 1;
+		} else if (strcmp(a, "--paced-source") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (parse_pps(argv[++i], &o->paced_pps)) {
+				snprintf(err, errlen,
+					 "--paced-source: '%s' is not a rate in frames per second (1 .. 1G, e.g. "
+					 "7440000 or 7.44M)",
+					 argv[i]);
+				return -1;
+			}
+		} else if (strcmp(a, "--paced-ring") == 0) {
+			if (need_value(i, argc, argv, err, errlen))
+				return -1;
+			if (le_parse_u64(argv[++i], 1, 1u << 24, &v, sub, sizeof(sub))) {
+				snprintf(err, errlen, "--paced-ring: '%s': %s", argv[i], sub);
+				return -1;
+			}
+			o->paced_ring = (uint32_t)v;
 		} else if (strcmp(a, "--json") == 0) {
 			o->json = 1;
 		} else if (strcmp(a, "--stats-file") == 0) {
@@ -242,6 +286,10 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 		}
 	}
 
+	if (o->paced_ring && !o->paced_pps) {
+		snprintf(err, errlen, "--paced-ring: only with --paced-source");
+		return -1;
+	}
 	uint64_t largest = DP_DEFAULT_MAX_LIMIT;
 	for (int d = 0; d < LE_DIRS; d++) {
 		char sub[LE_ERR_MAX];

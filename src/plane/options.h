@@ -48,6 +48,8 @@ struct dp_options {
 	unsigned spin_us;                        /* adaptive: wake this early before a deadline */
 	int spin_auto;                           /* adaptive: learn the spin instead (spin_learn.h) */
 	unsigned idle_us;                        /* adaptive: sleep only after this long idle */
+	uint64_t paced_pps;                      /* --paced-source: frames/s into each port; 0: off */
+	uint32_t paced_ring;                     /* its receive ring; 0: the port's RX descriptors */
 };
 
 /* The spin an adaptive thread starts with: --spin-us N, or the learned

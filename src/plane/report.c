@@ -140,6 +140,11 @@ void dp_report_subtract(struct dp_report *r, const struct dp_report *base)
 		hist_subtract(&r->dir[d].poll_gaps, &base->dir[d].poll_gaps);
 		r->dir[d].poll_observed_ns -= base->dir[d].poll_observed_ns;
 		port_subtract(&r->dir[d].port_in, &base->dir[d].port_in);
+		if (r->dir[d].has_paced && base->dir[d].has_paced) {
+			r->dir[d].paced.delivered -= base->dir[d].paced.delivered;
+			r->dir[d].paced.missed -= base->dir[d].paced.missed;
+			hist_subtract(&r->dir[d].paced.wait, &base->dir[d].paced.wait);
+		}
 		port_subtract(&r->dir[d].port_out, &base->dir[d].port_out);
 		dp_xstats_subtract(&r->dir[d].xstats_in, &base->dir[d].xstats_in);
 		dp_xstats_subtract(&r->dir[d].xstats_out, &base->dir[d].xstats_out);
@@ -238,6 +243,11 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 			   ";  after (port %u): send errors %" PRIu64 "\n",
 			d == LE_DIR_A2B ? 0u : 1u, x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf,
 			d == LE_DIR_A2B ? 1u : 0u, x->port_out.oerrors);
+		if (x->has_paced)
+			fprintf(f, "    paced source (port %u): %" PRIu64 " frames/s  delivered %" PRIu64 "  missed %" PRIu64
+				   " (ring %u)  wait p99 %" PRIu64 " ns  max %" PRIu64 " ns\n",
+				d == LE_DIR_A2B ? 0u : 1u, x->paced.pps, x->paced.delivered, x->paced.missed, x->paced.ring,
+				le_hist_quantile(&x->paced.wait, 0.99), x->paced.wait.count ? x->paced.wait.max : 0);
 		for (int io = 0; io < 2; io++) {
 			const struct dp_port_xstats *s = io ? &x->xstats_out : &x->xstats_in;
 			if (!s->n)
@@ -445,6 +455,13 @@ void dp_report_print_json(FILE *f, const struct dp_report *r)
 			   ", \"total\": %" PRIu64 "}, \"after_tx\": {\"oerrors\": %" PRIu64 "}",
 			x->port_in.imissed, x->port_in.ierrors, x->port_in.rx_nombuf, dp_port_lost_before_rx(&x->port_in),
 			x->port_out.oerrors);
+		if (x->has_paced) {
+			fprintf(f, ", \"paced_source\": {\"pps\": %" PRIu64 ", \"ring\": %u, \"delivered\": %" PRIu64
+				   ", \"missed\": %" PRIu64 ", \"wait_ns\": ",
+				x->paced.pps, x->paced.ring, x->paced.delivered, x->paced.missed);
+			json_hist(f, &x->paced.wait);
+			fputc('}', f);
+		}
 		fputs(", \"port_xstats\": {\"in\": ", f);
 		json_xstats(f, &x->xstats_in);
 		fputs(", \"out\": ", f);

@@ -35,6 +35,17 @@ struct dp_hop_report {
 	uint64_t born;            /* le_path_hop_born: which hop of this place */
 };
 
+/* A paced source on the direction's input port (--paced-source,
+ * paced_source.h): its frames delivered and missed are also in port_in's
+ * ipackets and imissed. */
+struct dp_paced_report {
+	uint64_t pps;
+	uint32_t ring;
+	uint64_t delivered;
+	uint64_t missed;
+	struct le_hist wait; /* per frame: the poll that received it - its arrival */
+};
+
 struct dp_direction_report {
 	struct dp_counters dp;    /* rx, tx, bytes (the ports'), data-plane drops */
 	struct le_counters model; /* the models' drops, copies and events (not rx/tx) */
@@ -56,6 +67,8 @@ struct dp_direction_report {
 	 * nonzero drop-related xstats; empty on the kernel plane. */
 	struct dp_port_xstats xstats_in;
 	struct dp_port_xstats xstats_out;
+	int has_paced;
+	struct dp_paced_report paced;
 	char config[LE_PATH_TEXT_MAX];
 	uint64_t seed;
 	uint64_t changes;         /* live changes applied since start */

@@ -169,6 +169,19 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    if a.seconds <= 0 or a.warmup < 0:
+        ap.error("--seconds must be above 0 and --warmup at least 0")
+    if a.ring < 1 or a.retries < 0 or a.bound_us <= 0:
+        ap.error("--ring must be at least 1, --retries at least 0, --bound-us above 0")
+    if a.ladder:
+        try:
+            rungs = [float(x) for x in a.ladder.split(",")]
+        except ValueError:
+            ap.error(f"--ladder: '{a.ladder}' is not a comma-separated list of Mpps")
+        if not rungs or min(rungs) <= 0 or max(rungs) > 2000:
+            ap.error(f"--ladder: '{a.ladder}': every rung must be above 0 and at most 2000 Mpps")
     keep_off(a.lcore)
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
 

@@ -132,3 +132,57 @@ def test_machine_gaps_read_as_lateness_like_linkemuds():
     # A noisefloor result: buckets [lo, hi, count] read at their middle.
     nf = {"seconds": 0.001, "histogram": [[20, 20, 40_000], [9_990, 10_010, 1]]}
     assert abs(lateness(nf, 0.999) - 9_000) <= 1
+
+
+# --- bench/forwarding_linerate.py: linkemud's own paced source -----------------
+
+LINERATE = FORWARDING.parent / "forwarding_linerate.py"
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--rounds", "0"], "--rounds must be at least 1"),
+    (["--ring", "0"], "--ring must be at least 1"),
+    (["--ladder", "7.44,fast"], "--ladder: '7.44,fast' is not a comma-separated list"),
+    (["--ladder", "0"], "every rung must be above 0"),
+])
+def test_linerate_refuses_what_it_cannot_measure(args, named):
+    r = subprocess.run([sys.executable, str(LINERATE), *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and named in r.stderr, r.stderr
+    assert "[round" not in r.stderr
+
+
+def test_linerate_tells_stalls_from_overload():
+    import forwarding_linerate as lr
+    # 7.44 Mpps (3.72 a port): a ring of 4096 lasts 1.1 ms.
+    base = {"rx_pps": 7.44e6, "missed": 0, "bad_drops": {}, "conserved": True, "err_p99_ns": 5e3,
+            "wait_p99_ns": 2e3, "longest_gap_ns": 3e6}
+    assert lr.verdict(base, 7.44e6, 10e3, 4096) == ([], [])
+    # Missed while the ring was mostly not full: the machine's stalls, run again.
+    stalled = dict(base, missed=5000)
+    lost, late = lr.verdict(stalled, 7.44e6, 10e3, 4096)
+    assert lost == ["5000 missed (in stalls, the longest 3.00 ms)"] and late == []
+    assert lr.stalled_only(dict(stalled, lost=lost))
+    # Missed with the ring full at p99 (an overload): the rate is not carried.
+    over = dict(base, missed=5000, wait_p99_ns=1.0e6, rx_pps=7.0e6, err_p99_ns=20e3)
+    lost, late = lr.verdict(over, 7.44e6, 10e3, 4096)
+    assert lost == ["received 7.00 Mpps", "5000 missed"] and late == ["error p99 20.0 us"]
+    assert not lr.stalled_only(dict(over, lost=lost))
+    # The figures climb from the bottom and stop at the first failure.
+    rungs = [{"lost": [], "fail": []}, {"lost": [], "fail": ["late"]}, {"lost": ["x"], "fail": ["x"]},
+             {"lost": [], "fail": []}]
+    assert lr.highest([1, 2, 3, 4], rungs, "lost") == 2
+    assert lr.highest([1, 2, 3, 4], rungs, "fail") == 1
+
+
+@pytest.mark.needs_root
+def test_linerate_runs_a_row_on_the_paced_source():
+    r = subprocess.run([sys.executable, str(LINERATE), "--quick", "--row", "unimpaired", "--ladder", "1",
+                        "--seconds", "0.5", "--warmup", "0.2", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    (row,) = res["rows"]
+    (run,) = row["runs"]["1"]
+    # 1 Mpps asked, half into each port: what the ports received over the window.
+    assert 0.9e6 <= run["rx_pps"] <= 1.1e6, run
+    assert run["conserved"] and run["err_p50_ns"] < 1e6

@@ -54,10 +54,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from children import eal_prefix, run_interruptible, running, wait_ready  # noqa: E402
+from children import eal_prefix, running, wait_ready  # noqa: E402
 from delay_line_1s import ask as control  # noqa: E402
 from forwarding import linkemud_path, run_noisefloor  # noqa: E402
-from forwarding_paced import DESIGNED, ROWS, keep_off, machine  # noqa: E402
+from forwarding_paced import DESIGNED, ROWS, add_isolate_argument, keep_off, machine, run_isolated_if_asked  # noqa: E402,E501
 from linkemu.bed import isolation  # noqa: E402
 
 LADDER = [7.44e6, 10e6, 14.88e6, 20e6, 29.76e6]  # total; 14.88: 10 GbE of 64-byte frames one way, 29.76: both ways
@@ -162,10 +162,7 @@ def main():
                          "full otherwise) is run again, at most this many times (default 2)")
     ap.add_argument("--lcore", type=int, default=1)
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--isolate-lcore", action="store_true",
-                    help="for the run, move every other thread that may run elsewhere off the lcore's CPU "
-                         "(PID 1's workers, kdamond, other sessions) and back at the end: changes other "
-                         "processes' CPU affinity (linkemu.bed.isolation)")
+    add_isolate_argument(ap)
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
@@ -183,18 +180,7 @@ def main():
         if not rungs or min(rungs) <= 0 or max(rungs) > 2000:
             ap.error(f"--ladder: '{a.ladder}': every rung must be above 0 and at most 2000 Mpps")
     keep_off(a.lcore)
-    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-
-    def body():
-        if not a.isolate_lcore:
-            return report(a, measure(a, {}))
-        with isolation.isolated(a.lcore, say=say) as moved:
-            say(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}")
-            return report(a, measure(a, moved))
-
-    # SIGTERM too must unwind: each rung stops its linkemud (running()),
-    # and isolated() moves the threads back.
-    run_interruptible(body)
+    run_isolated_if_asked(a, lambda a, moved: report(a, measure(a, moved)))
 
 
 def measure(a, moved):

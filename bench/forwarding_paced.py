@@ -282,14 +282,26 @@ def main():
                     help="a failed rung during which other processes used more than this many CPUs "
                          "is run again (default 0.1)")
     ap.add_argument("--retries", type=int, default=3, help="at most this many times (default 3)")
-    ap.add_argument("--isolate-lcore", action="store_true",
-                    help="for the run, move every other thread that may run elsewhere off the lcore's "
-                         "CPU (PID 1's workers, kdamond, other sessions) and move them back at the end: "
-                         "changes other processes' CPU affinity (bench/isolation.py)")
+    add_isolate_argument(ap)
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
     keep_off(a.lcore)
+    run_isolated_if_asked(a, run)
+
+
+def add_isolate_argument(ap):
+    ap.add_argument("--isolate-lcore", action="store_true",
+                    help="for the run, move every other thread that may run elsewhere off the lcore's "
+                         "CPU (PID 1's workers, kdamond, other sessions) and move them back at the end: "
+                         "changes other processes' CPU affinity (linkemu.bed.isolation)")
+
+
+def run_isolated_if_asked(a, run):
+    """run(a, moved) with the lcore's CPU isolated when --isolate-lcore
+    asks (moved: the threads moved off it, {} otherwise). SIGTERM too
+    unwinds: each step stops its programs, and isolated() moves the
+    threads back."""
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
 
     def body():
@@ -299,8 +311,6 @@ def main():
             say(f"isolated CPU {a.lcore}: moved {isolation.describe(moved)}")
             return run(a, moved)
 
-    # SIGTERM too must unwind: each step stops its programs (Step.close),
-    # and isolated() moves the threads back.
     run_interruptible(body)
 
 

@@ -32,7 +32,9 @@
 
 #include "dpdk_kit.h"
 
-#define BURST 32u
+/* linkemud's burst (DP_DATAPLANE_BURST), so that the floor is taken the
+ * way linkemud takes frames. */
+#define BURST 64u
 #define NPORTS 2
 /* Entries of a direction's FIFO: a power of two above what a second of
  * holding at 30 Mpps would need is not the point; above the pool is. */

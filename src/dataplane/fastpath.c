@@ -56,11 +56,12 @@ static void offer_to_model(struct dp_task *t, struct rte_mbuf **pkts, const uint
 	struct le_compact_store *cs = t->dir->compact;
 	/* Below compact_after held mbufs, frames keep them: no copies, and
 	 * little memory. Past it, memory is what counts. The depth walks
-	 * every class's link: read it every 64th burst only (~0.1 ms at
-	 * 14.88 Mpps, a few thousand frames either side of the mark). */
+	 * every class's link: read it once every DP_COMPACT_CHECK_FRAMES
+	 * frames of full bursts only (~0.1 ms at 14.88 Mpps, a few thousand
+	 * frames either side of the mark), whatever the burst. */
 	struct dp_direction *dir = t->dir;
 	if (cs && dir->compact_after && dir->compact_check-- == 0) {
-		dir->compact_check = 63;
+		dir->compact_check = DP_COMPACT_CHECK_FRAMES / t->ctx->burst - 1;
 		dir->compacting = (int64_t)le_swap_depth(&ms->swap) - cs->in_use >= (int64_t)dir->compact_after;
 	}
 	/* Class rules read each frame's first bytes (le_path_classify), and

@@ -533,6 +533,8 @@ int main(int argc, char **argv)
 		die("%s", err);
 		return 2;
 	}
+	if (!dm.opt.burst_set)
+		dm.opt.burst = DP_DATAPLANE_BURST;
 	dm.seed = dm.opt.seed_set ? dm.opt.seed : dp_random_seed();
 
 	dp_stop_on_signals(&g_stop);

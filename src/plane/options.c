@@ -56,7 +56,7 @@ void dp_options_usage(const char *prog)
 	       "  --b2a GRAMMAR     link from B to A\n"
 	       "  --layout L        auto|single|per-direction|pipeline (default auto: from the lcores given)\n"
 	       "  --seed N          seed of every random stream not seeded in its grammar\n"
-	       "  --burst N         frames per RX/TX burst, 1..%u (default 32)\n"
+	       "  --burst N         frames per RX/TX burst, 1..%u (default: linkemud 64, linkemuk 32)\n"
 	       "  --ring-size N     inter-lcore ring entries in the pipeline layout (default 4096)\n"
 	       "  --wait MODE       how an idle lcore waits: busy (poll, one CPU at 100 %%) or adaptive\n"
 	       "                    (sleep until shortly before the next deadline or a frame; single\n"
@@ -172,6 +172,7 @@ int dp_options_parse(int argc, char **argv, struct dp_options *o, char *err, siz
 				return -1;
 			}
 			o->burst = (unsigned)v;
+			o->burst_set = 1;
 		} else if (strcmp(a, "--ring-size") == 0) {
 			if (need_value(i, argc, argv, err, errlen))
 				return -1;

@@ -34,6 +34,7 @@ struct dp_options {
 	int json;                                /* final counters as JSON on stdout */
 	const char *stats_file;                  /* final counters as JSON to a file */
 	unsigned burst;                          /* frames per rx/tx burst */
+	int burst_set;                           /* --burst given (else the plane's default) */
 	unsigned ring_size;                      /* inter-lcore rings (pipeline) */
 	int no_pm_qos;                           /* leave CPU idle states alone */
 	uint32_t max_limit;                      /* largest `limit` a live change may set */

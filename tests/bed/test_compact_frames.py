@@ -96,7 +96,7 @@ def test_default_keeps_mbufs_for_short_lines(linkemud_bin, tmp_path):
 
 def test_compact_after_is_capped_at_three_quarters_of_held_mbufs(linkemud_bin, tmp_path):
     # The capture's 3000 frames are all held at once behind 20 ms; the
-    # mark is read every 64 bursts of 32, so at 2048 frames held. Asked
+    # mark is read every 2048 frames (DP_COMPACT_CHECK_FRAMES), so at 2048 frames held. Asked
     # for more than three quarters of --held-mbufs, the mark is three
     # quarters (the rest is left for frames over 64 bytes): 3072 of 4096
     # is never reached, nothing is copied; asked for 3000 with 2048, the
@@ -124,6 +124,6 @@ def test_store_that_does_not_fit_is_refused_with_figures(linkemud_bin, tmp_path)
     finally:
         clean_run_dir(prefix)
     assert p.returncode == 1, p.stderr
-    assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1223 MiB of "
+    assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1224 MiB of "
             "hugepage memory in all (compact store 908.4 MiB") in p.stderr, p.stderr
     assert "--held-mbufs" in p.stderr and "limit" in p.stderr and "scripts/setup.sh" in p.stderr

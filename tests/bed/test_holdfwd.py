@@ -17,7 +17,7 @@ HOLDFWD = REPO / "build" / "bench" / "holdfwd"
 sys.path.insert(0, str(REPO / "bench"))
 from children import eal_prefix, running  # noqa: E402
 
-BURST = 32  # holdfwd's RX burst
+BURST = 64  # holdfwd's RX burst (linkemud's)
 
 
 def _holdfwd(*args: str) -> subprocess.CompletedProcess:

@@ -35,8 +35,7 @@
 /* linkemud's burst unless --burst says otherwise. 64 rather than DPDK's
  * customary 32: measured 2026-11-30 against 32 on every forwarding row
  * (forwarding.py --compare, 5 rounds), 1.02-1.25x the rate, ahead in 4 or
- * 5 rounds of 5 on each row; and a backlog after a stall of the CPU
- * drains in half the polls (docs/performance.md, "Bursts of 64"). The
+ * 5 rounds of 5 on each row (docs/performance.md, "Bursts of 64"). The
  * kernel plane keeps the options' 32 (its batches are system calls). */
 #define DP_DATAPLANE_BURST 64u
 /* Frames between two readings of a direction's depth against

@@ -7,7 +7,8 @@
 
 #include "fastpath.h"
 
-void dp_paced_source_set_rate(struct dp_paced_source *s, uint64_t pps)
+/* The rate and its fixed-point factors (pps in 1 .. 1e9). */
+static void set_rate(struct dp_paced_source *s, uint64_t pps)
 {
 	s->pps = pps;
 	/* pps < 1e9, so both fit 64 bits. */
@@ -15,14 +16,17 @@ void dp_paced_source_set_rate(struct dp_paced_source *s, uint64_t pps)
 	s->ns_per_frame_q32 = (uint64_t)(((unsigned __int128)1000000000u << 32) / pps);
 }
 
-uint64_t dp_paced_arrived_by(const struct dp_paced_source *s, le_ns_t now)
+/* The frames of the wire that have arrived by `now`: floor(elapsed x
+ * pps) + 1 (frame 0 arrives at start). */
+static inline uint64_t arrived_by(const struct dp_paced_source *s, le_ns_t now)
 {
 	if (now < s->start)
 		return 0;
 	return (uint64_t)(((unsigned __int128)(now - s->start) * s->frames_per_ns_q64) >> 64) + 1;
 }
 
-le_ns_t dp_paced_arrival(const struct dp_paced_source *s, uint64_t k)
+/* The arrival time of frame k. */
+static inline le_ns_t arrival_of(const struct dp_paced_source *s, uint64_t k)
 {
 	return s->start + (le_ns_t)(((unsigned __int128)k * s->ns_per_frame_q32) >> 32);
 }
@@ -39,7 +43,7 @@ static uint16_t paced_rx(uint16_t port, uint16_t queue, struct rte_mbuf *pkts[],
 		s->start = now;
 		s->started = 1;
 	}
-	uint64_t waiting = dp_paced_arrived_by(s, now) - s->arrived;
+	uint64_t waiting = arrived_by(s, now) - s->arrived;
 	if (waiting > s->ring) {
 		/* The ring held the first `ring` of them; later ones found it
 		 * full. Dropping the newest or the oldest loses as many; the
@@ -65,7 +69,7 @@ static uint16_t paced_rx(uint16_t port, uint16_t queue, struct rte_mbuf *pkts[],
 		m->data_len = DP_PACED_FRAME_LEN;
 		m->pkt_len = DP_PACED_FRAME_LEN;
 		m->port = port;
-		arrival[i] = dp_paced_arrival(s, s->arrived + i);
+		arrival[i] = arrival_of(s, s->arrived + i);
 	}
 	le_hist_record_lateness(&s->wait, now, arrival, n);
 	s->arrived += n;
@@ -92,8 +96,8 @@ int dp_paced_source_start(struct dp_paced_source *s, uint16_t port, uint64_t pps
 	}
 	/* A net_null without no-rx=1 offers a full burst at every poll: the
 	 * paced frames would come on top of an unpaced flood. */
-	struct rte_mbuf *probe[DP_BURST_MAX];
-	uint16_t got = rte_eth_rx_burst(port, 0, probe, DP_BURST_MAX);
+	struct rte_mbuf *probe[8];
+	uint16_t got = rte_eth_rx_burst(port, 0, probe, RTE_DIM(probe));
 	if (got) {
 		rte_pktmbuf_free_bulk(probe, got);
 		snprintf(err, errlen,
@@ -106,7 +110,7 @@ int dp_paced_source_start(struct dp_paced_source *s, uint16_t port, uint64_t pps
 	s->pool = pool;
 	s->port = port;
 	s->ring = ring;
-	dp_paced_source_set_rate(s, pps);
+	set_rate(s, pps);
 	le_hist_init(&s->wait);
 	s->cb = rte_eth_add_rx_callback(port, 0, paced_rx, s);
 	if (!s->cb) {

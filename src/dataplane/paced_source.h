@@ -62,12 +62,4 @@ int dp_paced_source_start(struct dp_paced_source *s, uint16_t port, uint64_t pps
 /* Detaches it (after the lcores stopped). */
 void dp_paced_source_stop(struct dp_paced_source *s);
 
-/* The frames of the wire that have arrived by `now`: floor(elapsed x pps)
- * + 1 (frame 0 arrives at start). Exposed for tests. */
-uint64_t dp_paced_arrived_by(const struct dp_paced_source *s, le_ns_t now);
-/* Arrival time of frame k. */
-le_ns_t dp_paced_arrival(const struct dp_paced_source *s, uint64_t k);
-/* Sets the rate and the fixed-point factors (pps in 1 .. 1e9). */
-void dp_paced_source_set_rate(struct dp_paced_source *s, uint64_t pps);
-
 #endif

@@ -247,7 +247,7 @@ void dp_report_print_human(FILE *f, const struct dp_report *r)
 			fprintf(f, "    paced source (port %u): %" PRIu64 " frames/s  delivered %" PRIu64 "  missed %" PRIu64
 				   " (ring %u)  wait p99 %" PRIu64 " ns  max %" PRIu64 " ns\n",
 				d == LE_DIR_A2B ? 0u : 1u, x->paced.pps, x->paced.delivered, x->paced.missed, x->paced.ring,
-				le_hist_quantile(&x->paced.wait, 0.99), x->paced.wait.count ? x->paced.wait.max : 0);
+				le_hist_quantile(&x->paced.wait, 0.99), x->paced.wait.max);
 		for (int io = 0; io < 2; io++) {
 			const struct dp_port_xstats *s = io ? &x->xstats_out : &x->xstats_in;
 			if (!s->n)

@@ -208,16 +208,12 @@ static unsigned fifo_pop_due(struct le_delay_line *d, le_ns_t now, struct le_fra
 	return n;
 }
 
-/* After a runs pop: the next call's frames were written a whole delay
- * ago, and the held mbufs have pushed them out of the cache since: ask
- * for them now (a burst of handles is four lines, of lengths two). */
-static void prefetch_next_runs(const struct le_delay_line *d)
+/* After a runs pop of n frames: the next call's, assumed as many, for
+ * reading (le_delay_line_prefetch_entries). */
+static void prefetch_next_runs(const struct le_delay_line *d, unsigned n)
 {
-	for (unsigned i = 0; i < 32; i += 8) {
-		__builtin_prefetch(&d->handle[(d->head + i) & d->mask]);
-		if ((i & 15) == 0)
-			__builtin_prefetch(&d->len[(d->head + i) & d->mask]);
-	}
+	unsigned ahead = n < d->count ? n : d->count;
+	le_delay_line_prefetch_entries(d, d->head, ahead, 0);
 }
 
 /* Runs form: up to max frames from the head runs; `now` UINT64_MAX and
@@ -253,7 +249,7 @@ static unsigned runs_pop(struct le_delay_line *d, le_ns_t now, int only_due, str
 	}
 	d->head = head;
 	rewind_if_empty(d);
-	prefetch_next_runs(d);
+	prefetch_next_runs(d, n);
 	return n;
 }
 
@@ -329,7 +325,7 @@ static unsigned runs_pop_split(struct le_delay_line *d, le_ns_t now, const struc
 	}
 	d->head = head;
 	rewind_if_empty(d);
-	prefetch_next_runs(d);
+	prefetch_next_runs(d, n);
 	return n;
 }
 

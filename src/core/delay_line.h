@@ -115,20 +115,45 @@ static inline void le_delay_line_push_fifo(struct le_delay_line *d, const struct
  * and has the same fields). */
 void le_delay_line_push_run(struct le_delay_line *d, void *const *handles, const uint32_t *lens, unsigned k,
 			    le_ns_t arrival, le_ns_t deadline, uint16_t cls);
-/* Before a FIFO push of n frames: the ring's next lines, for writing
- * (runs form only). The ring's lines were last written a whole turn
- * of the ring ago, out of the cache, and each store would wait for its
- * line; asked for a burst ahead, they come while this burst is stored. */
+/* The ring lines of the n entries from `from` (handles 8 to a line,
+ * lengths 16), for reading or, with `write`, for writing. Each entry
+ * was last touched a whole delay ago, and the held mbufs have pushed it
+ * out of the cache since. */
+static inline void le_delay_line_prefetch_entries(const struct le_delay_line *d, uint32_t from, unsigned n,
+						  int write)
+{
+	if (n == 0)
+		return;
+	for (unsigned i = 0; i < n; i += 8) {
+		const void *h = &d->handle[(from + i) & d->mask];
+		const void *l = &d->len[(from + i) & d->mask];
+		if (write) {
+			__builtin_prefetch(h, 1);
+			if ((i & 15) == 0)
+				__builtin_prefetch(l, 1);
+		} else {
+			__builtin_prefetch(h, 0);
+			if ((i & 15) == 0)
+				__builtin_prefetch(l, 0);
+		}
+	}
+	/* `from` need not start a line: the last entry's lines too. */
+	if (write) {
+		__builtin_prefetch(&d->handle[(from + n - 1) & d->mask], 1);
+		__builtin_prefetch(&d->len[(from + n - 1) & d->mask], 1);
+	} else {
+		__builtin_prefetch(&d->handle[(from + n - 1) & d->mask], 0);
+		__builtin_prefetch(&d->len[(from + n - 1) & d->mask], 0);
+	}
+}
+/* Before a FIFO push of n frames (runs form only): the ring's lines for
+ * the next push, assumed to be of n frames too, for writing. Asked for a
+ * burst ahead, they come while this burst is stored instead of each
+ * store waiting for its line. */
 static inline void le_delay_line_prefetch_tail(const struct le_delay_line *d, unsigned n)
 {
-	if (!d->runs)
-		return;
-	uint32_t tail = d->head + d->count + n;
-	for (unsigned i = 0; i < 32; i += 8) {
-		__builtin_prefetch(&d->handle[(tail + i) & d->mask], 1);
-		if ((i & 15) == 0)
-			__builtin_prefetch(&d->len[(tail + i) & d->mask], 1);
-	}
+	if (d->runs)
+		le_delay_line_prefetch_entries(d, d->head + d->count + n, n, 1);
 }
 /* Marks frames with deadline <= now as due. */
 void le_delay_line_mark_due(struct le_delay_line *d, le_ns_t now);

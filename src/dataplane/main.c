@@ -43,7 +43,16 @@
 #include "tsc_clock.h"
 #include "wait.h"
 
-#define MBUF_CACHE 256u
+/* Each lcore's mempool cache, DPDK's largest. A poll takes a burst from
+ * the port and its send frees a burst, so the cache's level moves by
+ * their difference; wherever that is not zero poll by poll (a duplicate
+ * takes an mbuf a delay before its send frees one) the level wanders,
+ * and at either end the cache spills to the pool's ring or refills from
+ * it with mbufs freed long ago, cold. With bursts of 64, a cache of 256
+ * (spilling at 384) left six bursts of room; 512 leaves twelve:
+ * `duplicate 1%` 1.053 and 1.061 on net_null (5 of 5 rounds each),
+ * the other rows within 1 % (docs/performance.md, "A larger mempool cache"). */
+#define MBUF_CACHE RTE_MEMPOOL_CACHE_MAX_SIZE
 
 /* Exit statuses: 0 done, 1 the environment failed (memory, ports, clock,
  * a socket), 2 bad input (options, grammar, a layout the lcores cannot

@@ -124,6 +124,6 @@ def test_store_that_does_not_fit_is_refused_with_figures(linkemud_bin, tmp_path)
     finally:
         clean_run_dir(prefix)
     assert p.returncode == 1, p.stderr
-    assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1224 MiB of "
+    assert ("linkemud: cannot allocate the a2b compact store (14881024 slots): frames need 1226 MiB of "
             "hugepage memory in all (compact store 908.4 MiB") in p.stderr, p.stderr
     assert "--held-mbufs" in p.stderr and "limit" in p.stderr and "scripts/setup.sh" in p.stderr

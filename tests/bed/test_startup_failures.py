@@ -34,7 +34,7 @@ CASES = {
                "linkemud: layout pipeline needs 6 lcores (RX, worker and TX per direction), "
                "EAL was given 1"),
     "mbuf-pool": (["-l", "0", "--socket-limit=128"], ["--max-limit", "200000", "--no-compact"], None, 1,
-                  "linkemud: cannot allocate 1207552 mbufs"),
+                  "linkemud: cannot allocate 1208320 mbufs"),
     "tsc": (["-l", "0"], [], "tsc", 1, "linkemud: TSC calibration failed"),
     "link": (["-l", "0"], ["--a2b", "delay 1ms"], "link", 2,
              "linkemud: a2b: cannot build the link (test fault 'link')"),

@@ -135,8 +135,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "holdfwd: needs two ports (e.g. --vdev=net_null0 --vdev=net_null1)\n");
 		return 1;
 	}
-	struct rte_mempool *pool = rte_pktmbuf_pool_create("holdfwd", mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-							   (int)rte_socket_id());
+	/* The lcore's cache as linkemud's (MBUF_CACHE in its main.c). */
+	struct rte_mempool *pool = rte_pktmbuf_pool_create("holdfwd", mbufs, RTE_MEMPOOL_CACHE_MAX_SIZE, 0,
+							   RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (!pool) {
 		fprintf(stderr, "holdfwd: no pool of %u mbufs: %s\n", mbufs, rte_strerror(rte_errno));
 		return 1;

@@ -115,6 +115,15 @@ static inline void le_delay_line_push_fifo(struct le_delay_line *d, const struct
  * and has the same fields). */
 void le_delay_line_push_run(struct le_delay_line *d, void *const *handles, const uint32_t *lens, unsigned k,
 			    le_ns_t arrival, le_ns_t deadline, uint16_t cls);
+/* __builtin_prefetch wants its read/write hint as a constant: callers
+ * pass one, and inlined the branch folds away. */
+static inline __attribute__((always_inline)) void le_prefetch_line(const void *p, int write)
+{
+	if (write)
+		__builtin_prefetch(p, 1);
+	else
+		__builtin_prefetch(p, 0);
+}
 /* The ring lines of the n entries from `from` (handles 8 to a line,
  * lengths 16), for reading or, with `write`, for writing. Each entry
  * was last touched a whole delay ago, and the held mbufs have pushed it
@@ -125,26 +134,13 @@ static inline void le_delay_line_prefetch_entries(const struct le_delay_line *d,
 	if (n == 0)
 		return;
 	for (unsigned i = 0; i < n; i += 8) {
-		const void *h = &d->handle[(from + i) & d->mask];
-		const void *l = &d->len[(from + i) & d->mask];
-		if (write) {
-			__builtin_prefetch(h, 1);
-			if ((i & 15) == 0)
-				__builtin_prefetch(l, 1);
-		} else {
-			__builtin_prefetch(h, 0);
-			if ((i & 15) == 0)
-				__builtin_prefetch(l, 0);
-		}
+		le_prefetch_line(&d->handle[(from + i) & d->mask], write);
+		if ((i & 15) == 0)
+			le_prefetch_line(&d->len[(from + i) & d->mask], write);
 	}
 	/* `from` need not start a line: the last entry's lines too. */
-	if (write) {
-		__builtin_prefetch(&d->handle[(from + n - 1) & d->mask], 1);
-		__builtin_prefetch(&d->len[(from + n - 1) & d->mask], 1);
-	} else {
-		__builtin_prefetch(&d->handle[(from + n - 1) & d->mask], 0);
-		__builtin_prefetch(&d->len[(from + n - 1) & d->mask], 0);
-	}
+	le_prefetch_line(&d->handle[(from + n - 1) & d->mask], write);
+	le_prefetch_line(&d->len[(from + n - 1) & d->mask], write);
 }
 /* Before a FIFO push of n frames (runs form only): the ring's lines for
  * the next push, assumed to be of n frames too, for writing. Asked for a

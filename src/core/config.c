@@ -74,7 +74,64 @@ struct pctx {
  * "delay loss 1%" is a missing delay, not a bad time). Not consumed. */
 static const char *peek(const struct pctx *p)
 {
-	return p->i < p->n && word_of(p->w[p->i]) == W_NONE ? p->w[p->i] : NULL;
+	/* 'class' is the path grammar's word: a rule missing its ';' ends
+	 * the link here and is named as such (le_config_parse_words). */
+	return p->i < p->n && word_of(p->w[p->i]) == W_NONE && strcmp(p->w[p->i], "class") != 0 ? p->w[p->i]
+													: NULL;
+}
+
+/* A unit standing alone ("ms", "mbit", "kb"): letters that make a value
+ * of the kinds the word takes (UK_* bits) after a number. */
+enum { UK_TIME = 1, UK_RATE = 2, UK_SIZE = 4 };
+
+static unsigned unit_kinds(enum word w)
+{
+	switch (w) {
+	case W_DELAY:
+	case W_CODEL:
+		return UK_TIME;
+	case W_SLOT:
+		return UK_TIME | UK_SIZE;
+	case W_RATE:
+		return UK_RATE;
+	case W_LIMIT_BYTES:
+		return UK_SIZE;
+	default:
+		return 0;
+	}
+}
+
+static int is_unit_word(const char *w, unsigned kinds)
+{
+	char buf[24], m[LE_ERR_MAX];
+	uint64_t u;
+	le_ns_t t;
+
+	if (*w == '\0' || strlen(w) > 8)
+		return 0;
+	for (const char *c = w; *c; c++)
+		if (!isalpha((unsigned char)*c))
+			return 0;
+	snprintf(buf, sizeof(buf), "1%s", w);
+	return ((kinds & UK_TIME) && le_parse_time(buf, UINT64_MAX, &t, m, sizeof(m)) == 0) ||
+	       ((kinds & UK_RATE) && le_parse_rate(buf, UINT64_MAX, &u, m, sizeof(m)) == 0) ||
+	       ((kinds & UK_SIZE) && le_parse_size(buf, 0, UINT64_MAX, &u, m, sizeof(m)) == 0);
+}
+
+/* Digits with at most one '.': a number without its unit. */
+static int is_bare_number(const char *w)
+{
+	int digits = 0, dots = 0;
+
+	for (const char *c = w; *c; c++) {
+		if (isdigit((unsigned char)*c))
+			digits++;
+		else if (*c == '.' && dots++ == 0)
+			continue;
+		else
+			return 0;
+	}
+	return digits > 0;
 }
 
 static int fail(struct pctx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -489,6 +546,23 @@ int le_config_parse_words(int nwords, const char *const *words, struct le_link_c
 	unsigned seen = 0;
 
 	le_config_default(out);
+	/* A unit parted from its number ("delay 10 ms", "rate 10 mbit") would
+	 * be read as the next value and blamed as that ("JITTER 'ms' is not a
+	 * time", "PACKETOVERHEAD 'mbit' is not an integer"), or the number
+	 * taken in the default unit first. No value of the grammar is a bare
+	 * unit after a bare number, so say what it is, under its word (when
+	 * the word takes values in that unit). */
+	for (int k = 1; k < nwords; k++) {
+		enum word kw = W_NONE;
+
+		if (!is_bare_number(words[k - 1]))
+			continue;
+		for (int j = k - 1; j >= 0 && kw == W_NONE; j--)
+			kw = word_of(words[j]);
+		if (kw != W_NONE && is_unit_word(words[k], unit_kinds(kw)))
+			return fail(&p, "%s: '%s' is a unit on its own: write it with its number, '%s%s'",
+				    word_names[kw], words[k], words[k - 1], words[k]);
+	}
 	while (p.i < p.n) {
 		const char *w = words[p.i];
 		enum word k = word_of(w);
@@ -496,6 +570,10 @@ int le_config_parse_words(int nwords, const char *const *words, struct le_link_c
 		uint64_t u;
 		int rc = 0;
 
+		if (k == W_NONE && strcmp(w, "class") == 0)
+			return fail(&p,
+				    "class: a class rule comes after a ';', behind the link it splits (LINK ; class NAME match ... : LINK; "
+				    "with no link for the rest: '; class ...')");
 		if (k == W_NONE) {
 			const char *near = le_suggest(w, word_names, W_COUNT);
 			return fail(&p,

@@ -1,7 +1,7 @@
 #include "json.h"
 
-/* Length of the valid UTF-8 sequence at s (2..4), or 0. */
-static int utf8_len(const unsigned char *s)
+/* Length of the valid UTF-8 sequence at s (2..4), or 0 (see json.h). */
+int le_utf8_len(const unsigned char *s)
 {
 	unsigned char c = s[0];
 	int n;
@@ -45,7 +45,7 @@ void le_json_string(FILE *f, const char *str)
 		} else if (c < 0x80) {
 			fputc(c, f);
 		} else {
-			int n = utf8_len(s);
+			int n = le_utf8_len(s);
 			if (n == 0) {
 				fputs("\\ufffd", f);
 				s++;

@@ -15,4 +15,9 @@
 
 void le_json_string(FILE *f, const char *s);
 
+/* The length (2 .. 4) of the well-formed UTF-8 sequence of a non-ASCII
+ * character at s, or 0 when s does not start one (the same test the
+ * writer above applies). Reads no further than a NUL. */
+int le_utf8_len(const unsigned char *s);
+
 #endif

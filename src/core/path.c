@@ -195,6 +195,12 @@ static int parse_rule(char *seg, unsigned idx, struct le_path_config *out, char 
 		le_err(err, errlen, "class: missing NAME");
 		goto out;
 	}
+	if (strcmp(w[1], "match") == 0 && (n < 3 || strcmp(w[2], "match") != 0)) {
+		/* The name left out: 'match' taken for it gave "class match:
+		 * expected 'match' after the name". */
+		le_err(err, errlen, "class: missing NAME before 'match' (class NAME match FILTER-WORDS : LINK)");
+		goto out;
+	}
 	if (!valid_name(w[1]) || strcmp(w[1], "default") == 0) {
 		le_err(err, errlen, "class: '%s' is not a class name (1 to %d letters, digits, '_' or '-'; not 'default')",
 		     w[1], LE_CLASS_NAME_MAX - 1);

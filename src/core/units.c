@@ -207,7 +207,13 @@ range:
 /* A decimal number with a unit suffix, as an exact rational
  * (digits / 10^nfrac) times the unit's scale; the result must be whole.
  * Returns 0 and *out, -1 when not a number/unit (unit index -1 or no
- * digits), -2 when fractional, -3 when out of u64 range. */
+ * digits), -2 when fractional, -3 when out of u64 range.
+ *
+ * The integer and fraction parts are scaled apart, each within 128 bits:
+ * an integer part beyond u64 is out of range whatever follows, and
+ * trailing fraction zeros carry no value (as in le_parse_time), so
+ * "1.000...0mbit" is 1 mbit however many zeros it has, where one number
+ * of all the digits overflowed or was called fractional. */
 struct unit {
 	const char *name;
 	uint64_t scale;
@@ -216,32 +222,25 @@ struct unit {
 static int parse_scaled(const char *s, const struct unit *units, size_t nunits, int unit_required,
 			uint64_t *out)
 {
-	const char *p = s, *frac = NULL, *frac_end = NULL;
-	unsigned __int128 num = 0, den = 1, v;
-	int ndigits = 0;
+	const char *p = s, *int_end, *frac = NULL, *frac_end = NULL;
+	unsigned __int128 ipart = 0, fpart = 0, den = 1, v;
 	uint64_t scale = 1;
 	size_t i;
+	int big = 0;
 
-	for (; isdigit((unsigned char)*p); p++, ndigits++) {
-		num = num * 10 + (unsigned)(*p - '0');
-		if (num >> 100)
-			return -3;
-	}
+	for (; isdigit((unsigned char)*p); p++)
+		if (!big && (ipart = ipart * 10 + (unsigned)(*p - '0')) > UINT64_MAX)
+			big = 1;
+	int_end = p;
+	frac = frac_end = p;
 	if (*p == '.') {
 		frac = ++p;
 		while (isdigit((unsigned char)*p))
 			p++;
 		frac_end = p;
-		ndigits += (int)(frac_end - frac);
-		for (const char *q = frac; q < frac_end; q++) {
-			if (den >> 90)
-				return -2; /* absurdly many places: call it fractional */
-			num = num * 10 + (unsigned)(*q - '0');
-			den *= 10;
-		}
 	}
-	if (ndigits == 0)
-		return -1;
+	if (int_end == s && frac_end == frac)
+		return -1; /* no digits */
 	if (*p == '\0') {
 		if (unit_required)
 			return -1;
@@ -253,12 +252,22 @@ static int parse_scaled(const char *s, const struct unit *units, size_t nunits, 
 			return -1;
 		scale = units[i].scale;
 	}
-	v = num * scale;
-	if (num != 0 && v / scale != num)
+	if (big)
 		return -3;
-	if (v % den != 0)
+	while (frac_end > frac && frac_end[-1] == '0')
+		frac_end--;
+	/* 24 places: the fraction (< 10^24 < 2^80) times a scale (< 2^47)
+	 * stays below 2^128. A whole value needs far fewer. */
+	if (frac_end - frac > 24)
 		return -2;
-	v /= den;
+	for (const char *q = frac; q < frac_end; q++) {
+		fpart = fpart * 10 + (unsigned)(*q - '0');
+		den *= 10;
+	}
+	fpart *= scale;
+	if (fpart % den != 0)
+		return -2;
+	v = ipart * scale + fpart / den; /* < 2^64 * 2^47 + 2^47: fits */
 	if (v > UINT64_MAX)
 		return -3;
 	*out = (uint64_t)v;

@@ -292,22 +292,39 @@ static void cmd_reset_stats(struct dp_state *st, FILE *out)
 	fputs("{\"ok\": true}\n", out);
 }
 
-static int is_text(const char *s, size_t len)
+/* The first byte that makes the line not text, or -1 when it is text:
+ * UTF-8 without control characters (tab aside). Non-ASCII is text: a
+ * trace or .dist path may be named in any language, as on linkemud's
+ * command line, and `show` (which passes UTF-8 through) must be fed back
+ * to `set` unchanged. The line ends in a NUL (client_read), where a
+ * sequence cut short stops. */
+static long not_text_at(const char *s, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
+	for (size_t i = 0; i < len;) {
 		unsigned char ch = (unsigned char)s[i];
-		if ((ch < 0x20 && ch != '\t') || ch >= 0x7f)
-			return 0;
+		if (ch >= 0x80) {
+			int n = le_utf8_len((const unsigned char *)s + i);
+			if (n == 0 || i + (size_t)n > len)
+				return (long)i;
+			i += (size_t)n;
+			continue;
+		}
+		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+			return (long)i;
+		i++;
 	}
-	return 1;
+	return -1;
 }
 
 void dp_control_handle_line(struct dp_state *st, char *line, size_t len, FILE *out)
 {
 	if (len && line[len - 1] == '\r')
 		line[--len] = '\0';
-	if (!is_text(line, len)) {
-		reply_error(out, "line is not text");
+	long bad = not_text_at(line, len);
+	if (bad >= 0) {
+		/* Say which byte: the client may not see it in its own line. */
+		reply_error(out, "line is not text (byte 0x%02x at byte %ld: control characters and "
+			    "bytes that are not UTF-8 are refused)", (unsigned char)line[bad], bad + 1);
 		return;
 	}
 	char *cmd = line;

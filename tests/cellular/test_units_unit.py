@@ -206,6 +206,24 @@ def test_client_refuses_bad_options():
     assert cp.returncode == 2 and "--align" in cp.stderr
 
 
+@pytest.mark.parametrize("args, says", [
+    (["server", "--proto", "udp", "--start-timeout", "-1"],
+     "argument --start-timeout: '-1' is not a number of seconds above 0"),
+    (["server", "--proto", "udp", "--idle", "nan"], "argument --idle: 'nan' is not a number"),
+    (["server", "--proto", "tcp", "--port", "99999"],
+     "argument --port: '99999' is not a port (1 .. 65535)"),
+    (["server", "--proto", "tcp", "--port", "-1"], "argument --port: '-1' is not a port"),
+    (["client", "--proto", "tcp", "--connect", "127.0.0.1", "--port", "70000"],
+     "argument --port: '70000' is not a port"),
+])
+def test_bad_ports_and_seconds_are_usage_errors(args, says):
+    # These were tracebacks (socket.settimeout's ValueError, bind's
+    # OverflowError) or, for a client, a misleading "Connection refused".
+    cp = subprocess.run([sys.executable, "-m", "linkemu", "units", *args], capture_output=True,
+                        text=True, env=cli_env(), timeout=60)
+    assert cp.returncode == 2 and says in cp.stderr and "Traceback" not in cp.stderr, cp.stderr
+
+
 def test_samples_written_before_kernel_stamps_still_read(tmp_path):
     old = np.zeros(3, dtype=st.SAMPLE_DTYPE[:3])
     old["seq"], old["gen_ns"], old["rx_ns"] = [0, 1, 2], [10, 20, 30], [40, 50, 60]

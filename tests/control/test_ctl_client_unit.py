@@ -270,6 +270,37 @@ def test_cli_errors(fake_bed, capsys):
     assert ei.value.code == 2
 
 
+@pytest.mark.parametrize("argv", [
+    ["ctl", "--bed", "fk", "--timeout", "-1", "show"],
+    ["ctl", "--bed", "fk", "show", "--timeout", "nan"],
+    ["ctl", "--bed", "fk", "--timeout", "inf", "show"],
+    ["ctl", "--bed", "fk", "--timeout", "0", "show"],
+    ["stats", "--bed", "fk", "--timeout", "-5"],
+    ["stats", "--bed", "fk", "--interval", "nan"],
+    ["stats", "--bed", "fk", "--interval", "inf"],
+    ["stats", "--bed", "fk", "--interval", "-1"],
+])
+def test_cli_bad_seconds_are_usage_errors(fake_bed, capsys, argv):
+    # A negative, zero, NaN or infinite wait was a ValueError traceback from
+    # socket.settimeout (or, for --interval, a NaN that passed `<= 0`).
+    with pytest.raises(SystemExit) as ei:
+        cli.main(argv)
+    assert ei.value.code == 2
+    e = capsys.readouterr().err
+    assert "Traceback" not in e
+    opt = "--interval" if "--interval" in argv else "--timeout"
+    assert f"argument {opt}: '{argv[argv.index(opt) + 1]}' is not a number of seconds above 0" in e
+
+
+def test_cli_set_with_a_non_utf8_word(fake_bed, capsys):
+    # A file name that is not UTF-8 reaches Python as a surrogate escape
+    # (sys.argv); encoding the line raised UnicodeEncodeError (a traceback).
+    word = os.fsdecode(b"/tmp/\xff.up")
+    assert cli.main(["ctl", "--bed", "fk", "set", "a2b", "trace", word]) == 1
+    e = capsys.readouterr().err
+    assert "Traceback" not in e and "not UTF-8" in e and "/tmp/\\xff.up" in e
+
+
 def test_cli_stats_once(fake_bed, capsys):
     assert cli.main(["stats", "--bed", "fk", "--once", "--interval", "0.05"]) == 0
     out = capsys.readouterr().out

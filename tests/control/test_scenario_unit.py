@@ -94,6 +94,21 @@ BAD = [
 ]
 
 
+# A NUL reached `linkemud --check` as an argument: subprocess's ValueError
+# "embedded null byte" was a traceback; a nested template field was a
+# KeyError traceback.
+BAD += [
+    ('[[step]]\nat = "0s"\na2b = "delay\\u00001ms"\n',
+     r"bad\.toml:3: step 1: a2b holds the control character '\\x00'"),
+    ('[[step]]\nat = "0s"\nb2a = "delay 1ms\\u0007"\n',
+     r"bad\.toml:3: step 1: b2a holds the control character '\\x07'"),
+    ('[[series]]\nevery = "1s"\na2b = "delay {d}ms"\nvalues = { d = ["1", "2\\u0000"] }\n',
+     r"bad\.toml:3: series 1: row 2: a2b holds the control character '\\x00'"),
+    ('[[series]]\nevery = "1s"\na2b = "delay {d:>{w}}ms"\nvalues = { d = [1, 2] }\n',
+     r"bad\.toml:3: series 1: a2b uses \{w\}, which is not in values \(d\)"),
+]
+
+
 @pytest.mark.parametrize("text,msg", BAD)
 def test_bad_files_name_file_line_step_and_problem(text, msg):
     with pytest.raises(ScenarioError, match=msg):
@@ -136,6 +151,8 @@ def test_csv_trace():
     ("time_s,a2b\nsoon,delay 1ms\n", r"t\.csv:2: row 1: bad time_s 'soon'"),
     ("time_s,a2b\n0,\n", r"t\.csv:2: row 1: sets neither"),
     ("time_s,a2b\n0,delay 1ms,extra\n", r"t\.csv:2: row 1: 3 cells, the header has 2"),
+    ("time_s,a2b\n0,delay\x001ms\n", r"t\.csv:2: row 1: a2b holds the control character '\\x00'"),
+    ("time_s,a2b\n0,delay 1ms " + "x" * 4000 + "\n", r"t\.csv:2: row 1: a2b is longer than 4000 bytes"),
 ])
 def test_bad_csv(text, msg):
     with pytest.raises(ScenarioError, match=msg):
@@ -312,3 +329,10 @@ def test_play_timed_sends_model_times_and_reads_back_when_applied(fake, tmp_path
         assert st["active_from_ns"] == st["planned_ns"]
     assert sets(fake) == want
     assert fake.links == {"a2b": "delay 3ms", "b2a": ""}
+
+
+def test_check_link_names_a_nul_instead_of_raising(tmp_path):
+    # subprocess refuses an argument with a NUL (ValueError, a traceback
+    # for every caller of check_link); it is a reason like any other.
+    from linkemu.daemon.daemon import check_link
+    assert check_link("/nonexistent/linkemud", "delay\x001ms") == "the link holds a NUL character"

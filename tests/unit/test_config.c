@@ -299,6 +299,16 @@ static void errors(void)
 		{ "random 1%", { "unknown word 'random'" } },
 		{ "latency 10ms", { "unknown word 'latency'" } },
 		{ "once", { "unknown word 'once'" } },
+		/* A unit parted from its number: not a JITTER or an overhead
+		 * that happens to be misspelt, but the number's unit. */
+		{ "delay 10 ms", { "delay", "'ms' is a unit on its own", "'10ms'" } },
+		{ "delay 10ms 2 ms", { "delay", "'ms' is a unit on its own", "'2ms'" } },
+		{ "rate 10 mbit", { "rate", "'mbit' is a unit on its own", "'10mbit'" } },
+		{ "rate 1.5 Gbit", { "rate", "'Gbit' is a unit on its own", "'1.5Gbit'" } },
+		{ "slot 1ms 5 ms", { "slot", "'ms' is a unit on its own", "'5ms'" } },
+		/* A class rule without its ';': not a misspelt 'loss'. */
+		{ "class ctl match proto tcp : delay 1ms", { "class", "after a ';'", "LINK ; class NAME" } },
+		{ "delay 5ms class ctl match proto tcp :", { "class", "after a ';'" } },
 	};
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -77,6 +77,8 @@ static void grammar(void)
 		{ "delay 1ms ; klass a match vlan 1 :", "rule 1: 'klass' where 'class' was expected" },
 		{ "; class", "class: missing NAME" },
 		{ "; class a b", "class a: expected 'match' after the name" },
+		/* The name left out: 'match' is not taken for one. */
+		{ "; class match proto tcp : delay 1ms", "class: missing NAME before 'match'" },
 		{ "; class a match vlan 1", "class a: missing ':'" },
 		{ "; class a match vlan 1 : delay 1x", "class a: delay: '1x' is not a time" },
 		{ "; class a match : delay 1ms", "class a: match: needs at least one filter word" },

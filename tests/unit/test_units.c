@@ -243,6 +243,19 @@ static void rates_sizes(void)
 	CHECK(le_parse_rate("2Tibit", UINT64_MAX, &v, err, sizeof(err)) == 0 && v == 2ULL << 40);
 	CHECK(le_parse_rate("1.0001bit", UINT64_MAX, &v, err, sizeof(err)) == -1);
 	CHECK_STR_CONTAINS(err, "not a whole number of bit/s");
+	/* Trailing fraction zeros carry no value, however many: they were
+	 * called "not a whole number of bit/s" past 27 places. */
+	CHECK(le_parse_rate("1.0000000000000000000000000000000000mbit", UINT64_MAX, &v, err, sizeof(err)) == 0 &&
+	      v == 1000000, "%s", err);
+	CHECK(le_parse_size("1.00000000000000000000000000000kb", 1, UINT64_MAX, &v, err, sizeof(err)) == 0 &&
+	      v == 1024, "%s", err);
+	/* Out of range is out of range, with or without a fraction. */
+	CHECK(le_parse_rate("100000000000000000000.0000000000000000000000000000bit", UINT64_MAX, &v, err,
+			    sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "out of range");
+	CHECK(le_parse_rate("1000000000000000000000000000000.0000000000000000000000000001bit", UINT64_MAX, &v,
+			    err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "out of range");
 	CHECK(le_parse_rate("mbit", UINT64_MAX, &v, err, sizeof(err)) == -1);
 	CHECK(le_parse_rate("1e6bit", UINT64_MAX, &v, err, sizeof(err)) == -1);
 	CHECK(le_parse_rate("-1bit", UINT64_MAX, &v, err, sizeof(err)) == -1);

@@ -10,6 +10,7 @@ its exit code, raises UsageError (exit 2) for bad input and LinkemuError
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from linkemu.bed.testbed import DEFAULT_BED
@@ -24,6 +25,31 @@ def refused(e: DaemonRefused) -> int:
     """A command the daemon refused: its message verbatim, exit 1."""
     print(f"linkemud: {e}", file=sys.stderr)
     return 1
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0. float() alone
+    lets "-1", "nan" and "inf" through, which socket.settimeout refuses
+    with a traceback (or, as an interval, never ends a sleep)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (0 < v < math.inf):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0")
+    return v
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP/UDP port, 1 .. 65535 (bind() raises
+    OverflowError beyond, and connect() reports a port it wrapped)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 1 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a port (1 .. 65535)")
+    return v
 
 
 def bed_parent() -> argparse.ArgumentParser:
@@ -42,5 +68,5 @@ def daemon_options(p: argparse.ArgumentParser, top: bool) -> None:
     d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
     p.add_argument("--bed", default=d(DEFAULT_BED), metavar="NAME",
                    help="test bed name (default: %s)" % DEFAULT_BED)
-    p.add_argument("--timeout", type=float, default=d(DEFAULT_TIMEOUT_S), metavar="S",
+    p.add_argument("--timeout", type=seconds, default=d(DEFAULT_TIMEOUT_S), metavar="S",
                    help="seconds to wait for the daemon (default: %g)" % DEFAULT_TIMEOUT_S)

@@ -7,7 +7,7 @@ import argparse
 import json
 
 from linkemu import api
-from linkemu.cli.common import daemon_options, refused
+from linkemu.cli.common import daemon_options, refused, seconds
 from linkemu.daemon import control, watch
 from linkemu.daemon.control import DaemonRefused
 from linkemu.daemon.summary import fmt_direction
@@ -124,7 +124,7 @@ def register(sub) -> None:
     daemon_options(s, True)
     s.add_argument("--watch", "-w", action="store_true",
                    help="redraw every interval until Ctrl-C")
-    s.add_argument("--interval", type=float, default=1.0, metavar="S",
+    s.add_argument("--interval", type=seconds, default=1.0, metavar="S",
                    help="seconds between frames (default: 1)")
     s.add_argument("--once", action="store_true", help="one frame (rates over one interval)")
     s.add_argument("--count", type=int, default=None, metavar="N", help="N frames, then exit")

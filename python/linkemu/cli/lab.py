@@ -25,10 +25,15 @@ def parse_delays(text: str) -> tuple[int, ...]:
         m = _TIME_RE.match(part)
         if not m:
             raise UsageError(f"--delays: '{part.strip()}' is not a time (e.g. 0,10us,1ms,1s)")
-        ns = float(m.group(1)) * _UNITS[m.group(2)]
-        if ns != int(ns):
+        # Exact decimal arithmetic, as the daemon's grammar: through a
+        # float, 1.001ms was 1000999.9999999999 ns ("finer than 1 ns") and
+        # 1.0000000000000001s was 1 s.
+        whole, _, frac = m.group(1).partition(".")
+        frac = frac.rstrip("0")
+        scale = _UNITS[m.group(2)]
+        if scale % 10 ** len(frac):
             raise UsageError(f"--delays: '{part.strip()}' is finer than 1 ns")
-        out.append(int(ns))
+        out.append(int(whole) * scale + (int(frac) * (scale // 10 ** len(frac)) if frac else 0))
     return tuple(out)
 
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from linkemu.bed import testbed
+from linkemu.cli.common import port, seconds
 from linkemu.errors import UsageError
 
 def parse_time(text: str, what: str) -> int:
@@ -61,11 +62,11 @@ def register(sub) -> None:
     s = us.add_parser("server", help="serve one run and report (any host)")
     s.add_argument("--proto", choices=protos, required=True)
     s.add_argument("--bind", default="0.0.0.0", metavar="ADDR")
-    s.add_argument("--port", type=int, default=9400)
+    s.add_argument("--port", type=port, default=9400)
     s.add_argument("--size", type=int, default=8, metavar="B",
                    help="UDP: unit size if the client's hello is lost (default 8)")
-    s.add_argument("--start-timeout", type=float, default=60.0, metavar="S")
-    s.add_argument("--idle", type=float, default=2.0, metavar="S",
+    s.add_argument("--start-timeout", type=seconds, default=60.0, metavar="S")
+    s.add_argument("--idle", type=seconds, default=2.0, metavar="S",
                    help="UDP: silence that ends a run (default 2)")
     s.add_argument("--announce", action="store_true", help=argparse.SUPPRESS)
     _server_opts(s)
@@ -74,7 +75,7 @@ def register(sub) -> None:
     c = us.add_parser("client", help="send one run to a server (any host)")
     c.add_argument("--proto", choices=protos, required=True)
     c.add_argument("--connect", required=True, metavar="HOST")
-    c.add_argument("--port", type=int, default=9400)
+    c.add_argument("--port", type=port, default=9400)
     c.add_argument("--json", action="store_true")
     c.add_argument("--flush-times", type=Path, default=None, metavar="FILE.npy",
                    help="write each flush's send time (CLOCK_REALTIME, ns)")
@@ -84,7 +85,7 @@ def register(sub) -> None:
     r = us.add_parser("run", help="server in dst, client in src of a running test bed")
     r.add_argument("--bed", default=testbed.DEFAULT_BED, metavar="NAME")
     r.add_argument("--proto", choices=protos, required=True)
-    r.add_argument("--port", type=int, default=9400)
+    r.add_argument("--port", type=port, default=9400)
     _schedule_opts(r)
     _server_opts(r)
     r.set_defaults(func=cmd_run)

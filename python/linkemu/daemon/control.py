@@ -63,6 +63,14 @@ def socket_path(bed_name: str) -> Path:
     return paths.bed_run_dir(bed_name) / SOCKET_NAME
 
 
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _short(line: str, n: int = 60) -> str:
     line = line.rstrip("\n")
     return line if len(line) <= n else line[:n] + "..."
@@ -162,7 +170,17 @@ class ControlClient:
         for line in lines:
             if "\n" in line or "\r" in line:
                 raise ControlError(f"a command must be one line: {line!r}")
-        data = "".join(line + "\n" for line in lines).encode()
+        text = "".join(line + "\n" for line in lines)
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:
+            # A word that is not UTF-8 (a file name given in another
+            # encoding reaches sys.argv as surrogate escapes): the daemon
+            # takes UTF-8 lines only, and encode() would raise a traceback.
+            bad = next(line for line in lines if not _is_utf8(line))
+            shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise ControlError(f"a command must be UTF-8 text, and this one is not UTF-8: "
+                               f"'{_short(shown, 200)}'") from None
         s = self._require()
         try:
             # MSG_NOSIGNAL: a daemon that hung up is an error we report, not

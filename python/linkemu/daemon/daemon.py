@@ -111,6 +111,10 @@ def check_link(binary: str | os.PathLike, grammar: str) -> str | None:
     """Ask linkemud whether a link's grammar is valid (`linkemud --check`):
     None if it is, else linkemud's reason (naming the word, and the word
     probably meant when one was misspelt)."""
+    if "\0" in grammar:
+        # No argument can carry one (subprocess raises ValueError), and no
+        # word holds one: a reason like any other, not a traceback.
+        return "the link holds a NUL character"
     try:
         cp = subprocess.run([str(binary), "--check", grammar], capture_output=True, text=True,
                             timeout=10)

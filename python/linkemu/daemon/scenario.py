@@ -220,6 +220,11 @@ def _grammar(value, where: str) -> str:
                          f"(got {value!r})")
     if "\n" in value or "\r" in value:
         raise ValueError(f"{where} must be one line")
+    # As in a profile: the daemon reads a C string (a NUL cut the check's
+    # argument short, in fact raised a traceback) and no word holds one.
+    bad = next((c for c in value if ord(c) < 0x20 and c != "\t" or c == "\x7f"), None)
+    if bad is not None:
+        raise ValueError(f"{where} holds the control character {bad!r}")
     if len(value.encode()) > MAX_GRAMMAR:
         raise ValueError(f"{where} is longer than {MAX_GRAMMAR} bytes")
     return " ".join(value.split())
@@ -342,7 +347,7 @@ def _series(raw: dict, n: int, name: str, lines: _Lines) -> list[Step]:
         if not isinstance(t, str):
             raise err(d, f"{d} must be a template string, e.g. \"delay {{delay}}ms\"")
         try:
-            fields = [f for _, f, _, _ in string.Formatter().parse(t) if f is not None]
+            fields = list(_fields(t))
         except ValueError as e:
             raise err(d, f"{d}: bad template: {e}") from None
         for f in fields:
@@ -389,6 +394,17 @@ def _series(raw: dict, n: int, name: str, lines: _Lines) -> list[Step]:
                 raise err(d, f"row {i + 1}: {e}") from None
         steps.append(st)
     return steps
+
+
+def _fields(template: str):
+    """The {NAME}s of a template, also those nested in a field's format
+    ("{d:>{w}}"): format() looks every one up, and one missing from values
+    would be a KeyError there."""
+    for _, f, spec, _ in string.Formatter().parse(template):
+        if f is not None:
+            yield f
+            if spec:
+                yield from _fields(spec)
 
 
 def _fmt_value(v) -> str:
@@ -458,7 +474,10 @@ def parse_csv(text: str, name: str = "<scenario.csv>") -> Scenario:
         st = Step(at, source=f"row {n} (line {ln})", line=ln)
         for c, v in zip(cols[1:], cells[1:]):
             if v.strip():
-                setattr(st, c, " ".join(v.split()))
+                try:
+                    setattr(st, c, _grammar(v, c))   # the checks of a TOML step's
+                except ValueError as e:
+                    raise _err(name, ln, f"row {n}: {e}") from None
         if st.a2b is None and st.b2a is None:
             raise _err(name, ln, f"row {n}: sets neither a2b nor b2a (every cell empty)")
         if steps and at <= steps[-1].at_ns:

@@ -320,6 +320,10 @@ void dp_control_handle_line(struct dp_state *st, char *line, size_t len, FILE *o
 {
 	if (len && line[len - 1] == '\r')
 		line[--len] = '\0';
+	/* Blanks at the end mean nothing: "reset stats " is "reset stats",
+	 * as "show " is "show". */
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		line[--len] = '\0';
 	long bad = not_text_at(line, len);
 	if (bad >= 0) {
 		/* Say which byte: the client may not see it in its own line. */

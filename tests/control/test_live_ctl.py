@@ -380,6 +380,8 @@ def test_reset_stats_restarts_every_class(run_link, bed_up):
         icmp = {k["name"]: k for k in before["classes"]}["icmp"]
         assert icmp["rx"] >= 20, before
         c.reset_stats()
+        # Blanks after the command change nothing, as after `show`.
+        assert c.request("reset stats \t")["ok"] is True
         # A live change that reorders the rules: counts follow the name.
         c.set("a2b", "delay 1ms ; class other match proto udp : delay 3ms ; "
                      "class icmp match proto icmp : delay 2ms")

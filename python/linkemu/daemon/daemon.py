@@ -87,12 +87,15 @@ def validate(cfg: DaemonConfig) -> None:
     if cfg.wait == "adaptive" and cfg.layout == "pipeline":
         raise UsageError("--wait adaptive needs the single or per-direction layout (the "
                          "pipeline's lcores hand frames over rings, which cannot wake a sleeper)")
-    if cfg.spin is not None and cfg.spin != "auto" and not (cfg.spin.isdigit() and int(cfg.spin) <= 1_000_000):
+    # isascii: str.isdigit() also takes digits int() refuses ('²').
+    if cfg.spin is not None and cfg.spin != "auto" and not (cfg.spin.isascii() and cfg.spin.isdigit()
+                                                            and int(cfg.spin) <= 1_000_000):
         raise UsageError(f"bad --spin-us '{cfg.spin}' (expected auto or microseconds, 0 to 1000000)")
     if cfg.lcores and not _LCORES_RE.match(cfg.lcores):
         raise UsageError(f"bad --lcores '{cfg.lcores}' (expected a list like 1 or 1-2 or 1,3)")
-    if cfg.seed is not None and cfg.seed < 0:
-        raise UsageError("--seed must be >= 0")
+    # Checked here, before the bed is up: linkemud takes 64 bits.
+    if cfg.seed is not None and not 0 <= cfg.seed < 2**64:
+        raise UsageError(f"--seed {cfg.seed} is out of range (0 to {2**64 - 1})")
 
 
 def ports_argv(binary: Path, cfg: DaemonConfig) -> list[str]:

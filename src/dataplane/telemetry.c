@@ -120,6 +120,14 @@ void dp_telemetry_detach(void)
 {
 	/* Commands cannot be unregistered; they answer -1 from now on. A
 	 * callback that loaded the state before this sees NULL once it holds
-	 * the state's lock. */
-	__atomic_store_n(&g_state, NULL, __ATOMIC_RELEASE);
+	 * the state's lock. One that holds it already, past that check, is
+	 * waited for here: the caller goes on to shut down (the last sends,
+	 * the ports, the flush), which moves the counters that callback is
+	 * reading, and its reply could show a direction out of balance. */
+	struct dp_state *st = __atomic_exchange_n(&g_state, NULL, __ATOMIC_ACQ_REL);
+
+	if (st != NULL) {
+		pthread_mutex_lock(&st->lock);
+		pthread_mutex_unlock(&st->lock);
+	}
 }

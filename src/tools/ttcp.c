@@ -42,7 +42,8 @@
  * - both: clamp, plus a sender SO_SNDBUF of 2 W (rttcp's sockbufsize).
  *
  * Samples (--samples FILE, sender): CSV, one line every --sample-ms of the
- * sender's tcp_info, read by a second thread:
+ * sender's tcp_info from the start (the first read before any write, the
+ * rest by a second thread):
  *   t_us,cwnd,ssthresh,mss,unacked,in_flight_bytes,rtt_us,rttvar_us,
  *   retransmits,total_retrans,lost,delivery_rate_bps,bytes_sent,
  *   bytes_retrans,bytes_acked,snd_wnd,ca_state
@@ -361,26 +362,37 @@ static void write_sample(struct sampler *s, const struct tcp_info *ti, int64_t n
 	s->n++;
 }
 
+/* One reading of tcp_info: the largest window, and a line when asked. */
+static void sample_once(struct sampler *s)
+{
+	struct tcp_info ti;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	if (read_info(s->fd, &ti) == 0) {
+		if (ti.tcpi_snd_wnd > s->snd_wnd_max)
+			s->snd_wnd_max = ti.tcpi_snd_wnd;
+		if (s->out)
+			write_sample(s, &ti, now);
+	}
+}
+
+/* The samples after the first (taken at t0 by the sender itself, before
+ * this thread starts: a transfer shorter than the thread's start-up would
+ * otherwise have none), one every period. */
 static void *sampler_main(void *arg)
 {
 	struct sampler *s = arg;
 	int64_t next = s->t0;
-	while (!atomic_load(&s->stop)) {
-		struct tcp_info ti;
+	for (;;) {
 		int64_t now = clock_ns(CLOCK_MONOTONIC);
-		if (read_info(s->fd, &ti) == 0) {
-			if (ti.tcpi_snd_wnd > s->snd_wnd_max)
-				s->snd_wnd_max = ti.tcpi_snd_wnd;
-			if (s->out)
-				write_sample(s, &ti, now);
-		}
 		next += s->period_ns;
 		if (next < now)
 			next = now + s->period_ns; /* late: skip, do not burst */
 		struct timespec ts = {next / 1000000000ll, next % 1000000000ll};
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		if (atomic_load(&s->stop))
+			return NULL;
+		sample_once(s);
 	}
-	return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -426,6 +438,7 @@ static int run_send(const struct opts *o)
 		fprintf(samples, "t_us,cwnd,ssthresh,mss,unacked,in_flight_bytes,rtt_us,rttvar_us,"
 				 "retransmits,total_retrans,lost,delivery_rate_bps,bytes_sent,"
 				 "bytes_retrans,bytes_acked,snd_wnd,ca_state\n");
+	sample_once(&smp);
 	if ((errno = pthread_create(&smp.th, NULL, sampler_main, &smp))) {
 		sys_error("pthread_create");
 		goto out;

@@ -35,13 +35,20 @@ static void hand_on(struct le_link *from, struct le_link *to, const struct le_fr
 
 /* After live changes, hop l and the hops it continues (elders, still
  * serving frames they had served) feed one next hop: merge their due
- * frames by deadline, the older hop first on ties, as one hop would. */
+ * frames by deadline, the older hop first on ties, as one hop would.
+ * Only elders that had a next hop themselves: an elder that was its
+ * chain's last hop (a chain made longer) served its frames out of the
+ * link, so they leave from its own path at their deadlines, as before
+ * the change. Handing them on here sent them through the new hops too,
+ * and did so only for the frames the owner had not taken yet: the
+ * change's effect depended on when it polled. */
 static void move_merged(struct le_link *l, struct le_link *to, le_ns_t now)
 {
 	struct le_frame f;
 
 	for (struct le_link *e = l; e != NULL; e = e->elder)
-		le_link_dequeue(e, now, &f, 0);
+		if (e->has_next)
+			le_link_dequeue(e, now, &f, 0);
 	for (;;) {
 		struct le_link *best = NULL;
 		le_ns_t best_d = UINT64_MAX;
@@ -49,6 +56,8 @@ static void move_merged(struct le_link *l, struct le_link *to, le_ns_t now)
 		for (struct le_link *e = l; e != NULL; e = e->elder) {
 			le_ns_t d = le_delay_line_next_deadline(&e->line);
 
+			if (!e->has_next)
+				continue; /* its path takes its frames out */
 			if (d <= now && d <= best_d && le_delay_line_count(&e->line) > le_delay_line_held(&e->line)) {
 				best_d = d;
 				best = e;

@@ -281,6 +281,18 @@ static void conservation_order_polling(void)
 	CHECK(a == conserve(ordered, 5 * LE_NS_PER_MS, 1));
 }
 
+/* Frees every path a swap holds. */
+static void release_all(struct le_swap *sw)
+{
+	struct le_path *left[2 * LE_SWAP_RETIRING_MAX + 2];
+	unsigned n;
+
+	le_swap_drain(sw);
+	n = le_swap_release(sw, left);
+	for (unsigned i = 0; i < n; i++)
+		drop_path(left[i]);
+}
+
 /* Live changes between chains of different lengths: nothing lost or
  * sent twice, conservation over the swap's paths. */
 static void swap_lengths(const char *from, const char *to)
@@ -325,6 +337,64 @@ static void swap_lengths(const char *from, const char *to)
 	fk_fini(&fk);
 }
 
+
+/* A chain made longer live: the old last hop's frames that left its
+ * serializer before the change have left the link (chain.h: frames an
+ * old hop served go on to the next hop's successor, and the last hop has
+ * none), so they keep their deadlines, whether or not the owner took the
+ * frames due before the change in time; frames still queued go on
+ * through the new chain. `delay 1ms` becomes `delay 1ms >> delay 5ms`
+ * at 2 ms: frame 0 left at 1 ms, frame 1 leaves at 2.5 ms, frame 2
+ * (arriving at the change) at 2 + 1 + 5 ms; `delay 1ms >> delay 1ms` to
+ * a chain of three at 3 ms: 1 ms later each, and 3 + 1 + 1 + 5 ms. */
+static void grown_keeps_served(const char *from, const char *to, le_ns_t extra)
+{
+	const le_ns_t at = 2 * LE_NS_PER_MS + extra;
+	const le_ns_t want[3] = { extra + LE_NS_PER_MS, extra + 2500000, at + extra + 6 * LE_NS_PER_MS };
+
+	for (int polled = 0; polled < 2; polled++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *a, *b;
+		struct le_frame out[8];
+		le_ns_t dl[3] = { 0 };
+		unsigned n;
+
+		fk_init(&fk, 1);
+		a = build(from, &fk, 5);
+		b = build(to, &fk, 5);
+		if (a == NULL || b == NULL)
+			return;
+		le_swap_init(&sw, a);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 0);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 1500000);
+		CHECK(le_swap_stage(&sw, b, at) == 0);
+		/* polled: the frame due at 1 ms is taken before the change */
+		for (le_ns_t t = 0; polled && t < at; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++)
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+			}
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, at);
+		for (le_ns_t t = at; t < 50 * LE_NS_PER_MS; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++) {
+					CHECK(out[j].deadline <= t);
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+				}
+			}
+		for (int i = 0; i < 3; i++)
+			CHECK(dl[i] == want[i], "'%s' -> '%s' (%s): frame %d left at %llu, want %llu", from, to,
+			      polled ? "polled" : "not polled", i, (unsigned long long)dl[i], (unsigned long long)want[i]);
+		CHECK_EQ_U64(le_swap_depth(&sw), 0);
+		release_all(&sw);
+		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+		fk_fini(&fk);
+	}
+}
+
 int main(void)
 {
 	grammar();
@@ -335,5 +405,7 @@ int main(void)
 	swap_lengths("rate 50mbit >> delay 5ms >> rate 20mbit", "rate 50mbit >> delay 5ms rate 20mbit limit 100");
 	swap_lengths("delay 5ms", "rate 50mbit >> delay 5ms rate 20mbit");
 	swap_lengths("rate 50mbit >> delay 5ms rate 20mbit", "delay 5ms");
+	grown_keeps_served("delay 1ms", "delay 1ms >> delay 5ms", 0);
+	grown_keeps_served("delay 1ms >> delay 1ms", "delay 1ms >> delay 1ms >> delay 5ms", LE_NS_PER_MS);
 	return mt_summary();
 }

@@ -69,15 +69,21 @@ static void move_merged(struct le_link *l, struct le_link *to, le_ns_t now)
 	}
 }
 
-/* A hop continued by a later hop with a next hop: that one's chain hands
- * this hop's frames on (move_merged). */
+/* A hop continued by a later hop with a next hop: the newest such one's
+ * chain hands this hop's frames on (move_merged walks its elders), so
+ * each hop's frames have exactly one mover, merged by deadline with the
+ * hops between. Any heir counts, not only the newest: when a later
+ * change made the chain shorter (the newest heir a last hop), an heir
+ * in between still merges this hop's frames with its own; this hop's
+ * chain moving them too handed them on first, unmerged, and a frame of
+ * the heir due earlier reached the next hop late, behind them, when the
+ * owner polled after both were due. */
 static int moved_by_heir(const struct le_link *l)
 {
-	const struct le_link *t = l;
-
-	while (t->heir != NULL)
-		t = t->heir;
-	return t != l && t->has_next;
+	for (const struct le_link *t = l->heir; t != NULL; t = t->heir)
+		if (t->has_next)
+			return 1;
+	return 0;
 }
 
 void le_chain_move(struct le_chain *c, le_ns_t now)

@@ -395,6 +395,60 @@ static void grown_keeps_served(const char *from, const char *to, le_ns_t extra)
 	}
 }
 
+
+/* Two changes while a frame is still in the first hop of each chain:
+ * `delay 5ms >> delay 1ms`, then `delay 1ms >> delay 1ms` at 1 ms, then
+ * the plain `delay 1ms` at 2 ms. The first hops of both old chains feed
+ * the second one's last hop, merged by their deadlines there: frame 1
+ * (hop 1 until 2.5 ms) reaches it before frame 0 (until 5.5 ms), whether
+ * the owner polled at 3 ms or only at 6 ms, and leaves at its deadline,
+ * 3.5 ms, not behind frame 0. */
+static void two_changes_one_mover(void)
+{
+	static const le_ns_t polls[2][4] = { { 2000000, 3000000, 6000000, 7000000 },
+					     { 2000000, 6000000, 7000000, 8000000 } };
+
+	for (int v = 0; v < 2; v++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *p[3];
+		struct le_frame out[8];
+		struct le_counters c = { 0 };
+		le_ns_t dl[2] = { 0 }, taken[2] = { 0 };
+		unsigned n;
+
+		fk_init(&fk, 1);
+		p[0] = build("delay 5ms >> delay 1ms", &fk, 5);
+		p[1] = build("delay 1ms >> delay 1ms", &fk, 5);
+		p[2] = build("delay 1ms", &fk, 5);
+		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+			return;
+		le_swap_init(&sw, p[0]);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 500000);
+		CHECK(le_swap_stage(&sw, p[1], LE_NS_PER_MS) == 0);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 1500000);
+		CHECK(le_swap_stage(&sw, p[2], 2 * LE_NS_PER_MS) == 0);
+		for (int i = 0; i < 4; i++)
+			while ((n = le_swap_dequeue(&sw, polls[v][i], out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++) {
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+					taken[fk_idx(out[j].handle)] = polls[v][i];
+				}
+			}
+		CHECK_EQ_U64(dl[0], 6500000);
+		CHECK_EQ_U64(dl[1], 3500000);
+		CHECK(taken[1] == 6000000 && taken[0] == 7000000,
+		      "polls %d: frame 1 taken at %llu, frame 0 at %llu", v, (unsigned long long)taken[1],
+		      (unsigned long long)taken[0]);
+		le_swap_counters(&sw, &c);
+		CHECK_EQ_U64(c.event[LE_EVENT_LATE_ARRIVAL], 0);
+		release_all(&sw);
+		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+		fk_fini(&fk);
+	}
+}
+
 int main(void)
 {
 	grammar();
@@ -407,5 +461,6 @@ int main(void)
 	swap_lengths("rate 50mbit >> delay 5ms rate 20mbit", "delay 5ms");
 	grown_keeps_served("delay 1ms", "delay 1ms >> delay 5ms", 0);
 	grown_keeps_served("delay 1ms >> delay 1ms", "delay 1ms >> delay 1ms >> delay 5ms", LE_NS_PER_MS);
+	two_changes_one_mover();
 	return mt_summary();
 }

@@ -449,6 +449,54 @@ static void two_changes_one_mover(void)
 	}
 }
 
+
+/* A chain made plain, then a chain again while the first chain's hop 1
+ * still serves a frame: `delay 3ms >> delay 10ms`, `delay 1ms` at 1 ms,
+ * `delay 1ms >> delay 1ms` at 5 ms. The frame (hop 1 until 3.5 ms) goes
+ * on to its own chain's hop 2, which no change continued (chain.h), and
+ * leaves at 13.5 ms, whether the owner polled between 3.5 and 5 ms or
+ * not; the new chain's hops are another line. A frame after the second
+ * change takes the new chain: 5 + 1 + 1 ms. */
+static void regrown_keeps_its_next_hop(void)
+{
+	for (int polled = 0; polled < 2; polled++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *p[3];
+		struct le_frame out[8];
+		le_ns_t dl[2] = { 0 };
+		unsigned n;
+
+		fk_init(&fk, 1);
+		p[0] = build("delay 3ms >> delay 10ms", &fk, 5);
+		p[1] = build("delay 1ms", &fk, 5);
+		p[2] = build("delay 1ms >> delay 1ms", &fk, 5);
+		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+			return;
+		le_swap_init(&sw, p[0]);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 500000);
+		CHECK(le_swap_stage(&sw, p[1], LE_NS_PER_MS) == 0);
+		le_swap_advance(&sw, LE_NS_PER_MS);
+		CHECK(le_swap_stage(&sw, p[2], 5 * LE_NS_PER_MS) == 0);
+		for (le_ns_t t = 4 * LE_NS_PER_MS; polled && t < 5 * LE_NS_PER_MS; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0)
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 5 * LE_NS_PER_MS);
+		for (le_ns_t t = 5 * LE_NS_PER_MS; t < 50 * LE_NS_PER_MS; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++)
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+			}
+		CHECK(dl[0] == 13500000, "%s: frame 0 left at %llu", polled ? "polled" : "not polled",
+		      (unsigned long long)dl[0]);
+		CHECK_EQ_U64(dl[1], 7 * LE_NS_PER_MS);
+		release_all(&sw);
+		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+		fk_fini(&fk);
+	}
+}
+
 int main(void)
 {
 	grammar();
@@ -462,5 +510,6 @@ int main(void)
 	grown_keeps_served("delay 1ms", "delay 1ms >> delay 5ms", 0);
 	grown_keeps_served("delay 1ms >> delay 1ms", "delay 1ms >> delay 1ms >> delay 5ms", LE_NS_PER_MS);
 	two_changes_one_mover();
+	regrown_keeps_its_next_hop();
 	return mt_summary();
 }

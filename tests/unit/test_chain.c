@@ -497,6 +497,53 @@ static void regrown_keeps_its_next_hop(void)
 	}
 }
 
+
+/* `limit` across two retiring paths: `delay 1ms >> delay 10ms`, then
+ * `delay 1ms >> delay 1ms limit 1` at 2 ms, then `delay 1ms` at 3.5 ms.
+ * Frame 1 (arriving at 3 ms) reaches the second chain's hop 2 at 4 ms,
+ * whose limit counts frame 0, still in the first chain's hop 2 until
+ * 11 ms (live_changes.md: `limit` counts the frames on their way through
+ * the old link): it is refused, whether the owner polled at 4 ms or only
+ * at 12 ms, when frame 0 is due. */
+static void limit_across_retiring_paths(void)
+{
+	for (int coarse = 0; coarse < 2; coarse++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *p[3];
+		struct le_frame out[8];
+		struct le_counters c = { 0 };
+		le_ns_t dl[2] = { 0 };
+		unsigned n;
+
+		fk_init(&fk, 1);
+		p[0] = build("delay 1ms >> delay 10ms", &fk, 5);
+		p[1] = build("delay 1ms >> delay 1ms limit 1", &fk, 5);
+		p[2] = build("delay 1ms", &fk, 5);
+		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+			return;
+		le_swap_init(&sw, p[0]);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 0);
+		CHECK(le_swap_stage(&sw, p[1], 2 * LE_NS_PER_MS) == 0);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 3 * LE_NS_PER_MS);
+		CHECK(le_swap_stage(&sw, p[2], 3500000) == 0);
+		le_swap_advance(&sw, 3500000);
+		for (le_ns_t t = coarse ? 12 * LE_NS_PER_MS : 4 * LE_NS_PER_MS; t < 20 * LE_NS_PER_MS; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++)
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+			}
+		le_swap_counters(&sw, &c);
+		CHECK(c.drop[LE_DROP_QUEUE_FULL] == 1 && dl[1] == 0, "%s: frame 1 %s", coarse ? "polled at 12 ms" : "polled",
+		      dl[1] ? "sent" : "not sent");
+		CHECK_EQ_U64(dl[0], 11 * LE_NS_PER_MS);
+		release_all(&sw);
+		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+		fk_fini(&fk);
+	}
+}
+
 int main(void)
 {
 	grammar();
@@ -511,5 +558,6 @@ int main(void)
 	grown_keeps_served("delay 1ms >> delay 1ms", "delay 1ms >> delay 1ms >> delay 5ms", LE_NS_PER_MS);
 	two_changes_one_mover();
 	regrown_keeps_its_next_hop();
+	limit_across_retiring_paths();
 	return mt_summary();
 }

@@ -10,13 +10,14 @@ uint32_t le_chain_stream(uint32_t cls, unsigned hop)
 	return cls + ((uint32_t)hop << 16);
 }
 
-/* Where a frame leaving hop i goes: hop i+1, or what continues it after
- * a live change. */
-static struct le_link *next_hop(const struct le_chain *c, unsigned i)
+/* Where a frame leaving hop l goes: its chain's next hop, or what
+ * continues that after live changes (NULL: l is a last hop, frames leave
+ * the chain from it). */
+static struct le_link *dest(const struct le_link *l)
 {
-	struct le_link *t = c->hop[i + 1];
+	struct le_link *t = l->next;
 
-	while (t->heir != NULL)
+	while (t != NULL && t->heir != NULL)
 		t = t->heir;
 	return t;
 }
@@ -35,13 +36,22 @@ static void hand_on(struct le_link *from, struct le_link *to, const struct le_fr
 
 /* After live changes, hop l and the hops it continues (elders, still
  * serving frames they had served) feed one next hop: merge their due
- * frames by deadline, the older hop first on ties, as one hop would. */
+ * frames by deadline, the older hop first on ties, as one hop would.
+ * Only the elders whose frames go where l's go (dest): an elder that
+ * was its chain's last hop (a chain made longer) served its frames out
+ * of the link, and they leave from its own path at their deadlines; an
+ * elder whose next hop no change continued into l's (a chain made
+ * shorter, then longer again) hands its frames on to that hop, as
+ * before the later change. Merging those here sent them to l's next hop
+ * instead, and only the frames the owner had not taken by the change:
+ * its effect depended on when it polled. */
 static void move_merged(struct le_link *l, struct le_link *to, le_ns_t now)
 {
 	struct le_frame f;
 
 	for (struct le_link *e = l; e != NULL; e = e->elder)
-		le_link_dequeue(e, now, &f, 0);
+		if (dest(e) == to)
+			le_link_dequeue(e, now, &f, 0);
 	for (;;) {
 		struct le_link *best = NULL;
 		le_ns_t best_d = UINT64_MAX;
@@ -49,7 +59,8 @@ static void move_merged(struct le_link *l, struct le_link *to, le_ns_t now)
 		for (struct le_link *e = l; e != NULL; e = e->elder) {
 			le_ns_t d = le_delay_line_next_deadline(&e->line);
 
-			if (d <= now && d <= best_d && le_delay_line_count(&e->line) > le_delay_line_held(&e->line)) {
+			if (d <= now && d <= best_d && le_delay_line_count(&e->line) > le_delay_line_held(&e->line) &&
+			    dest(e) == to) {
 				best_d = d;
 				best = e;
 			}
@@ -60,15 +71,27 @@ static void move_merged(struct le_link *l, struct le_link *to, le_ns_t now)
 	}
 }
 
-/* A hop continued by a later hop with a next hop: that one's chain hands
- * this hop's frames on (move_merged). */
+/* A hop continued by a later hop that hands frames on to the same next
+ * hop: the newest such heir's chain hands this hop's frames on too
+ * (move_merged walks its elders), so each hop's frames have exactly one
+ * mover and are merged by deadline with the others bound there. Any
+ * heir counts, not only the newest: after a later change made the chain
+ * shorter (the newest heir a last hop), an heir in between still merges
+ * this hop's frames with its own; this hop's chain moving them as well
+ * handed them on first, unmerged, and a frame of the heir due earlier
+ * reached the next hop late, behind them, when the owner polled after
+ * both were due. */
 static int moved_by_heir(const struct le_link *l)
 {
-	const struct le_link *t = l;
+	const struct le_link *to;
 
-	while (t->heir != NULL)
-		t = t->heir;
-	return t != l && t->has_next;
+	if (l->heir == NULL)
+		return 0;
+	to = dest(l);
+	for (const struct le_link *t = l->heir; t != NULL; t = t->heir)
+		if (t->next != NULL && dest(t) == to)
+			return 1;
+	return 0;
 }
 
 void le_chain_move(struct le_chain *c, le_ns_t now)
@@ -82,11 +105,11 @@ void le_chain_move(struct le_chain *c, le_ns_t now)
 		if (moved_by_heir(from))
 			continue;
 		if (from->elder != NULL) {
-			move_merged(from, next_hop(c, i), now);
+			move_merged(from, dest(from), now);
 			continue;
 		}
 		do {
-			struct le_link *to = next_hop(c, i);
+			struct le_link *to = dest(from);
 
 			got = le_link_dequeue(from, now, f, MOVE_BATCH);
 			for (unsigned k = 0; k < got; k++)

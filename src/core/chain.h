@@ -20,7 +20,10 @@
  * Live change: hop i of the new chain continues hop i of the old one
  * (le_link_inherit). A frame leaving an old hop after the change goes on
  * to the successor of the next old hop (its heir), so an identical chain
- * changes nothing, frame for frame.
+ * changes nothing, frame for frame; a frame an old last hop had served
+ * (a chain made longer) leaves from it. Each old hop's frames are handed
+ * on by one chain only, merged by deadline with the other hops bound for
+ * the same next hop, so none of this depends on when dequeue is called.
  *
  * Threading: as le_link (one owner thread). */
 #ifndef LE_CHAIN_H

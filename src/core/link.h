@@ -104,7 +104,7 @@ struct le_link {
 	/* live changes (le_link_inherit): the link this one continues while
 	 * it still holds frames, and the one continuing this */
 	struct le_link *elder, *heir;
-	int has_next;               /* a later hop of a chain follows (chain.h) */
+	struct le_link *next;       /* the next hop of its chain (chain.h); NULL: frames leave */
 	/* Which link of its class (or hop) this is: the generation of the
 	 * path that created it (le_path.generation), carried by
 	 * le_link_inherit with the counters. Counts read before a live change

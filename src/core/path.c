@@ -403,10 +403,11 @@ static int init_hops(struct le_path *p, unsigned k, enum le_direction dir, uint6
 			return le_err(err, errlen, "hop %u: %s", h + 1, sub);
 		}
 		p->up[k][h].cls = k;   /* frames carry their class, whatever the hop */
-		p->up[k][h].has_next = 1;
 		c->hop[h] = &p->up[k][h];
 	}
 	c->hop[n - 1] = &p->link[k];
+	for (unsigned h = 0; h + 1 < n; h++)
+		c->hop[h]->next = c->hop[h + 1];
 	c->n = n;
 	p->chained = 1;
 	return 0;

@@ -116,9 +116,17 @@ static unsigned dequeue_merged(struct le_swap *s, le_ns_t now, struct le_frame *
 {
 	unsigned n = 0;
 
-	/* Frames moving between hops first: a retiring hop's line must not
-	 * be marked due past their arrivals at its successor (its `limit`). */
+	/* Frames moving between hops first, the newest path's first: a hop's
+	 * `limit` counts its elders' frames (older paths) at each arrival,
+	 * so no elder's line may be marked due past the arrivals a newer
+	 * path still hands on to its heir. An older retiring path moved or
+	 * dequeued before a newer one marked its frames due at `now`, and
+	 * the heir then admitted frames that arrived before: `limit` then
+	 * depended on when the owner polled. Within one path, le_chain_move
+	 * hands on before its next hop is dequeued. */
 	le_path_move(s->active, now);
+	for (unsigned i = s->nretiring; i-- > 0;)
+		le_path_move(s->retiring[i], now);
 	for (unsigned i = 0; i < s->nretiring; i++)
 		le_path_dequeue(s->retiring[i], now, out, 0);
 	le_path_dequeue(s->active, now, out, 0);

@@ -281,6 +281,18 @@ static void conservation_order_polling(void)
 	CHECK(a == conserve(ordered, 5 * LE_NS_PER_MS, 1));
 }
 
+/* Frees every path a swap holds. */
+static void release_all(struct le_swap *sw)
+{
+	struct le_path *left[2 * LE_SWAP_RETIRING_MAX + 2];
+	unsigned n;
+
+	le_swap_drain(sw);
+	n = le_swap_release(sw, left);
+	for (unsigned i = 0; i < n; i++)
+		drop_path(left[i]);
+}
+
 /* Live changes between chains of different lengths: nothing lost or
  * sent twice, conservation over the swap's paths. */
 static void swap_lengths(const char *from, const char *to)
@@ -325,6 +337,301 @@ static void swap_lengths(const char *from, const char *to)
 	fk_fini(&fk);
 }
 
+
+/* A chain made longer live: the old last hop's frames that left its
+ * serializer before the change have left the link (chain.h: frames an
+ * old hop served go on to the next hop's successor, and the last hop has
+ * none), so they keep their deadlines, whether or not the owner took the
+ * frames due before the change in time; frames still queued go on
+ * through the new chain. `delay 1ms` becomes `delay 1ms >> delay 5ms`
+ * at 2 ms: frame 0 left at 1 ms, frame 1 leaves at 2.5 ms, frame 2
+ * (arriving at the change) at 2 + 1 + 5 ms; `delay 1ms >> delay 1ms` to
+ * a chain of three at 3 ms: 1 ms later each, and 3 + 1 + 1 + 5 ms. */
+static void grown_keeps_served(const char *from, const char *to, le_ns_t extra)
+{
+	const le_ns_t at = 2 * LE_NS_PER_MS + extra;
+	const le_ns_t want[3] = { extra + LE_NS_PER_MS, extra + 2500000, at + extra + 6 * LE_NS_PER_MS };
+
+	for (int polled = 0; polled < 2; polled++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *a, *b;
+		struct le_frame out[8];
+		le_ns_t dl[3] = { 0 };
+		unsigned n;
+
+		fk_init(&fk, 1);
+		a = build(from, &fk, 5);
+		b = build(to, &fk, 5);
+		if (a == NULL || b == NULL)
+			return;
+		le_swap_init(&sw, a);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 0);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 1500000);
+		CHECK(le_swap_stage(&sw, b, at) == 0);
+		/* polled: the frame due at 1 ms is taken before the change */
+		for (le_ns_t t = 0; polled && t < at; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++)
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+			}
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, at);
+		for (le_ns_t t = at; t < 50 * LE_NS_PER_MS; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++) {
+					CHECK(out[j].deadline <= t);
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+				}
+			}
+		for (int i = 0; i < 3; i++)
+			CHECK(dl[i] == want[i], "'%s' -> '%s' (%s): frame %d left at %llu, want %llu", from, to,
+			      polled ? "polled" : "not polled", i, (unsigned long long)dl[i], (unsigned long long)want[i]);
+		CHECK_EQ_U64(le_swap_depth(&sw), 0);
+		release_all(&sw);
+		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+		fk_fini(&fk);
+	}
+}
+
+
+/* Two changes while a frame is still in the first hop of each chain:
+ * `delay 5ms >> delay 1ms`, then `delay 1ms >> delay 1ms` at 1 ms, then
+ * the plain `delay 1ms` at 2 ms. The first hops of both old chains feed
+ * the second one's last hop, merged by their deadlines there: frame 1
+ * (hop 1 until 2.5 ms) reaches it before frame 0 (until 5.5 ms), whether
+ * the owner polled at 3 ms or only at 6 ms, and leaves at its deadline,
+ * 3.5 ms, not behind frame 0. */
+static void two_changes_one_mover(void)
+{
+	static const le_ns_t polls[2][4] = { { 2000000, 3000000, 6000000, 7000000 },
+					     { 2000000, 6000000, 7000000, 8000000 } };
+
+	for (int v = 0; v < 2; v++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *p[3];
+		struct le_frame out[8];
+		struct le_counters c = { 0 };
+		le_ns_t dl[2] = { 0 }, taken[2] = { 0 };
+		unsigned n;
+
+		fk_init(&fk, 1);
+		p[0] = build("delay 5ms >> delay 1ms", &fk, 5);
+		p[1] = build("delay 1ms >> delay 1ms", &fk, 5);
+		p[2] = build("delay 1ms", &fk, 5);
+		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+			return;
+		le_swap_init(&sw, p[0]);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 500000);
+		CHECK(le_swap_stage(&sw, p[1], LE_NS_PER_MS) == 0);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 1500000);
+		CHECK(le_swap_stage(&sw, p[2], 2 * LE_NS_PER_MS) == 0);
+		for (int i = 0; i < 4; i++)
+			while ((n = le_swap_dequeue(&sw, polls[v][i], out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++) {
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+					taken[fk_idx(out[j].handle)] = polls[v][i];
+				}
+			}
+		CHECK_EQ_U64(dl[0], 6500000);
+		CHECK_EQ_U64(dl[1], 3500000);
+		CHECK(taken[1] == 6000000 && taken[0] == 7000000,
+		      "polls %d: frame 1 taken at %llu, frame 0 at %llu", v, (unsigned long long)taken[1],
+		      (unsigned long long)taken[0]);
+		le_swap_counters(&sw, &c);
+		CHECK_EQ_U64(c.event[LE_EVENT_LATE_ARRIVAL], 0);
+		release_all(&sw);
+		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+		fk_fini(&fk);
+	}
+}
+
+
+/* A chain made plain, then a chain again while the first chain's hop 1
+ * still serves a frame: `delay 3ms >> delay 10ms`, `delay 1ms` at 1 ms,
+ * `delay 1ms >> delay 1ms` at 5 ms. The frame (hop 1 until 3.5 ms) goes
+ * on to its own chain's hop 2, which no change continued (chain.h), and
+ * leaves at 13.5 ms, whether the owner polled between 3.5 and 5 ms or
+ * not; the new chain's hops are another line. A frame after the second
+ * change takes the new chain: 5 + 1 + 1 ms. */
+static void regrown_keeps_its_next_hop(void)
+{
+	for (int polled = 0; polled < 2; polled++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *p[3];
+		struct le_frame out[8];
+		le_ns_t dl[2] = { 0 };
+		unsigned n;
+
+		fk_init(&fk, 1);
+		p[0] = build("delay 3ms >> delay 10ms", &fk, 5);
+		p[1] = build("delay 1ms", &fk, 5);
+		p[2] = build("delay 1ms >> delay 1ms", &fk, 5);
+		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+			return;
+		le_swap_init(&sw, p[0]);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 500000);
+		CHECK(le_swap_stage(&sw, p[1], LE_NS_PER_MS) == 0);
+		le_swap_advance(&sw, LE_NS_PER_MS);
+		CHECK(le_swap_stage(&sw, p[2], 5 * LE_NS_PER_MS) == 0);
+		for (le_ns_t t = 4 * LE_NS_PER_MS; polled && t < 5 * LE_NS_PER_MS; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0)
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 5 * LE_NS_PER_MS);
+		for (le_ns_t t = 5 * LE_NS_PER_MS; t < 50 * LE_NS_PER_MS; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++)
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+			}
+		CHECK(dl[0] == 13500000, "%s: frame 0 left at %llu", polled ? "polled" : "not polled",
+		      (unsigned long long)dl[0]);
+		CHECK_EQ_U64(dl[1], 7 * LE_NS_PER_MS);
+		release_all(&sw);
+		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+		fk_fini(&fk);
+	}
+}
+
+
+/* `limit` across two retiring paths: `delay 1ms >> delay 10ms`, then
+ * `delay 1ms >> delay 1ms limit 1` at 2 ms, then `delay 1ms` at 3.5 ms.
+ * Frame 1 (arriving at 3 ms) reaches the second chain's hop 2 at 4 ms,
+ * whose limit counts frame 0, still in the first chain's hop 2 until
+ * 11 ms (live_changes.md: `limit` counts the frames on their way through
+ * the old link): it is refused, whether the owner polled at 4 ms or only
+ * at 12 ms, when frame 0 is due. */
+static void limit_across_retiring_paths(void)
+{
+	for (int coarse = 0; coarse < 2; coarse++) {
+		struct fakes fk;
+		struct le_swap sw;
+		struct le_path *p[3];
+		struct le_frame out[8];
+		struct le_counters c = { 0 };
+		le_ns_t dl[2] = { 0 };
+		unsigned n;
+
+		fk_init(&fk, 1);
+		p[0] = build("delay 1ms >> delay 10ms", &fk, 5);
+		p[1] = build("delay 1ms >> delay 1ms limit 1", &fk, 5);
+		p[2] = build("delay 1ms", &fk, 5);
+		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+			return;
+		le_swap_init(&sw, p[0]);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 0);
+		CHECK(le_swap_stage(&sw, p[1], 2 * LE_NS_PER_MS) == 0);
+		le_swap_offer(&sw, fk_new(&fk, 100), 100, 3 * LE_NS_PER_MS);
+		CHECK(le_swap_stage(&sw, p[2], 3500000) == 0);
+		le_swap_advance(&sw, 3500000);
+		for (le_ns_t t = coarse ? 12 * LE_NS_PER_MS : 4 * LE_NS_PER_MS; t < 20 * LE_NS_PER_MS; t += 100000)
+			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++)
+					dl[fk_idx(out[j].handle)] = out[j].deadline;
+			}
+		le_swap_counters(&sw, &c);
+		CHECK(c.drop[LE_DROP_QUEUE_FULL] == 1 && dl[1] == 0, "%s: frame 1 %s", coarse ? "polled at 12 ms" : "polled",
+		      dl[1] ? "sent" : "not sent");
+		CHECK_EQ_U64(dl[0], 11 * LE_NS_PER_MS);
+		release_all(&sw);
+		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+		fk_fini(&fk);
+	}
+}
+
+
+/* Sequences of live changes between chains of different lengths, each
+ * staged ahead at its model time: every frame leaves (or is dropped) the
+ * same, at the same deadline, and the counts are the same, whether the
+ * owner polls every 70 us or at random gaps of up to 2.5 ms taking a
+ * few frames at a time (docs/live_changes.md: a change's effect depends
+ * on T and the seeds only). Changes come 6 ms apart, so several paths
+ * retire at once. */
+static uint64_t changes_polled(const char *const *cfg, unsigned ncfg, int coarse, struct le_counters *ctr)
+{
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *p;
+	struct le_frame out[8];
+	uint64_t x = 0x2545f4914f6cdd1dULL, y = 77, hash = 1469598103934665603ULL;
+	le_ns_t t = 0, poll = 0;
+	unsigned next = 1, n;
+
+	fk_init(&fk, 1);
+	if ((p = build(cfg[0], &fk, 5)) == NULL)
+		return 0;
+	le_swap_init(&sw, p);
+	for (unsigned i = 0; i < 3000 || le_swap_depth(&sw) > 0; i++) {
+		t += i < 3000 ? (xs(&x) % 8 == 0 ? 1500000 : 5000 + xs(&x) % 15000) : 70000;
+		while (poll < t) {
+			while ((n = le_swap_dequeue(&sw, poll, out, coarse ? 1 + (unsigned)(xs(&y) % 5) : 8)) > 0) {
+				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
+				for (unsigned j = 0; j < n; j++) {
+					CHECK(out[j].deadline <= poll);
+					hash = fnv(fnv(hash, fk_idx(out[j].handle)), out[j].deadline);
+				}
+			}
+			while ((p = le_swap_take_drained(&sw)) != NULL)
+				drop_path(p);
+			if (next < ncfg && sw.staged == NULL) {
+				const le_ns_t at = (le_ns_t)next * 6 * LE_NS_PER_MS;
+
+				CHECK(sw.clock <= at, "change %u staged late: weak test", next);
+				if ((p = build(cfg[next], &fk, 5)) == NULL || le_swap_stage(&sw, p, at) != 0)
+					break;
+				next++;
+			}
+			poll += coarse ? 1 + xs(&y) % 2500000 : 70000;
+		}
+		if (i < 3000) {
+			const uint32_t len = 64 + (uint32_t)(xs(&x) % 1400);
+
+			le_swap_offer(&sw, fk_new(&fk, len), len, t);
+		}
+		if (t > 30 * LE_NS_PER_S)
+			break;
+	}
+	CHECK_EQ_U64(sw.swaps, ncfg - 1);
+	CHECK_EQ_U64(le_swap_depth(&sw), 0);
+	memset(ctr, 0, sizeof(*ctr));
+	le_swap_counters(&sw, ctr);
+	CHECK(le_counters_conserved(ctr, 0));
+	for (uint32_t i = 0; i < fk.n; i++)
+		hash = fnv(hash, fk.state[i]);
+	release_all(&sw);
+	CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
+	fk_fini(&fk);
+	return hash;
+}
+
+static void changes_whatever_the_polling(void)
+{
+	static const char *const seq[][5] = {
+		{ "delay 3ms >> delay 10ms", "delay 1ms", "delay 1ms >> delay 1ms", "delay 2ms 1ms >> rate 5mbit limit 3", NULL },
+		{ "delay 5ms >> delay 1ms limit 4", "delay 1ms >> delay 1ms limit 2", "delay 1ms", "rate 8mbit >> delay 2ms", NULL },
+		{ "delay 4ms 3ms >> delay 4ms 3ms >> delay 4ms 3ms >> delay 1ms", "loss 8%", "delay 1ms loss 10% >> delay 1ms",
+		  "delay 0ms", "delay 2ms loss 5% >> rate 10mbit limit 50 delay 3ms 1ms" },
+		{ "rate 20mbit >> delay 10ms reorder 25% 50% >> rate 15mbit limit 40 loss 3%",
+		  "rate 30mbit limit 4 drop-head >> rate 10mbit limit 3 drop-head", "delay 0ms", "delay 1ms >> delay 1ms", NULL },
+	};
+
+	for (unsigned s = 0; s < sizeof(seq) / sizeof(seq[0]); s++) {
+		struct le_counters a, b;
+		unsigned n = 0;
+
+		while (n < 5 && seq[s][n] != NULL)
+			n++;
+		CHECK(changes_polled(seq[s], n, 0, &a) == changes_polled(seq[s], n, 1, &b) &&
+			      memcmp(&a, &b, sizeof(a)) == 0,
+		      "'%s' and %u changes: the departures depend on the polling", seq[s][0], n - 1);
+	}
+}
+
 int main(void)
 {
 	grammar();
@@ -335,5 +642,11 @@ int main(void)
 	swap_lengths("rate 50mbit >> delay 5ms >> rate 20mbit", "rate 50mbit >> delay 5ms rate 20mbit limit 100");
 	swap_lengths("delay 5ms", "rate 50mbit >> delay 5ms rate 20mbit");
 	swap_lengths("rate 50mbit >> delay 5ms rate 20mbit", "delay 5ms");
+	grown_keeps_served("delay 1ms", "delay 1ms >> delay 5ms", 0);
+	grown_keeps_served("delay 1ms >> delay 1ms", "delay 1ms >> delay 1ms >> delay 5ms", LE_NS_PER_MS);
+	two_changes_one_mover();
+	regrown_keeps_its_next_hop();
+	limit_across_retiring_paths();
+	changes_whatever_the_polling();
 	return mt_summary();
 }

@@ -82,7 +82,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub) -> None:
-    lab = sub.add_parser("lab", help="measurement lab: delay precision, loss accuracy, noise",
+    lab = sub.add_parser("lab", help="measurement lab: delay, loss, forwarding, long fat pipes, 4G/5G, noise",
                          description="Run a lab experiment on its own test bed and write one "
                                      "results file (see docs/lab.md).")
     lsub = lab.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)

@@ -76,6 +76,51 @@ def test_repro_bound_terms():
     assert b == pytest.approx(4 * 50.0 + 2 * 150.0 + 10.0)
 
 
+def test_batch_means_df():
+    assert a.batch_means_df(100_000) == 19
+    assert a.batch_means_df(5) == 4
+    assert a.batch_means_df(2) == 1
+    assert a.batch_means_df(1) == 0
+
+
+def test_repro_bound_uses_t_for_estimated_standard_errors():
+    """The SEs come from 20 block means each, so (mean_d - mean_0) / SE is
+    Student's t (Welch-Satterthwaite df), not normal: k = 4 must become t's
+    quantile at the same two-sided level (6.3e-5). Equal SEs with 19 df
+    each give 38 df; one SE alone gives its own 19."""
+    from scipy import stats
+    lvl = 2 * stats.norm.sf(4)
+    b = a.repro_bound_ns(30.0, 30.0, 0, 0.0, 0.0, k=4, df_d=19, df_0=19)
+    assert b == pytest.approx(stats.t.isf(lvl / 2, 38) * math.hypot(30, 30))
+    b1 = a.repro_bound_ns(30.0, 0.0, 0, 0.0, 0.0, k=4, df_d=19, df_0=19)
+    assert b1 == pytest.approx(stats.t.isf(lvl / 2, 19) * 30.0)
+    # Without df the old reading (known SEs) stays, and no variance: no change.
+    assert a.repro_bound_ns(30.0, 40.0, 0, 0.0, 0.0, k=4) == pytest.approx(200.0)
+    assert a.repro_bound_ns(0.0, 0.0, 5.0, 1.0, 1.0, df_d=19, df_0=19) == pytest.approx(4.0 + 5e-5)
+
+
+def test_repro_bound_keeps_its_level_with_batch_means():
+    """A correct emulator (both runs from one law, block means normal):
+    the share of pairs whose reproduction error exceeds the bound stays at
+    the level k claims. At k = 3 that is 0.27 %; the normal multiplier with
+    20 estimated block means per run gives ~0.5 % (fixed seed, 3.3
+    binomial standard errors of slack)."""
+    import numpy as np
+    rng = np.random.default_rng(11)
+    trials, k = 40_000, 3.0
+    from scipy import stats
+    level = 2 * stats.norm.sf(k)
+    x = rng.standard_normal((trials, 2, 20))
+    over = 0
+    for t in range(trials):
+        d, z = x[t, 0], x[t, 1]
+        se_d, se_0 = a.batch_means_se(d, 20), a.batch_means_se(z, 20)
+        err = a.reproduction_error(float(d.mean()), float(z.mean()), 0.0)
+        over += err > a.repro_bound_ns(se_d, se_0, 0, 0.0, 0.0, k=k,
+                                       df_d=a.batch_means_df(20), df_0=a.batch_means_df(20))
+    assert over <= level * trials + 3.3 * math.sqrt(trials * level * (1 - level))
+
+
 # --- Wilson interval ---------------------------------------------------------------------
 
 def test_wilson_known_values():

@@ -372,8 +372,12 @@ def summarise(res: dict) -> dict:
                 bst = base["stats_ns"]
                 col["repro_ns"] = analysis.reproduction_error(st["mean"], bst["mean"],
                                                               r["inserted_ns"])
+                # Both SEs are estimated (batch means, 19 df each): the
+                # bound uses t's quantile, not the normal's (repro_bound_ns).
                 col["repro_bound_ns"] = analysis.repro_bound_ns(
-                    st["se_batch_means"], bst["se_batch_means"], r["inserted_ns"], r_d, r_t)
+                    st["se_batch_means"], bst["se_batch_means"], r["inserted_ns"], r_d, r_t,
+                    df_d=analysis.batch_means_df(st["count"]),
+                    df_0=analysis.batch_means_df(bst["count"]))
                 col["repro_ok"] = col["repro_ns"] <= col["repro_bound_ns"]
             cols.append(col)
         groups.append({"ip_len": size, "rate_class": rc,

@@ -56,7 +56,8 @@ def delay_group_table(group: dict) -> Table:
              f"{group['rate_class']} rate ({fmt_int(group.get('pps'))} pps), one-way delay (us)")
     note = ("max/min/mean/sd/percentiles: owdprobe's one-way delay (kernel RX timestamp - send "
             "stamp, CLOCK_REALTIME). repro. error = |mean(D) - (mean(0) + D)|; repro. bound = "
-            "4 batch-means standard errors + twice the two CPUs' stall residual + 10 ppm of D. "
+            "t (two-sided 6e-5, Welch df) x the batch-means standard error of the difference "
+            "+ twice the two CPUs' stall residual + 10 ppm of D. "
             "Emulator error: linkemud's own (send time - deadline) histogram for the run.")
     return Table(title, head, rows, note)
 

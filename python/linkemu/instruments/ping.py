@@ -17,13 +17,18 @@ from linkemu.bed.testbed import Bed
 from linkemu.errors import LinkemuError
 from linkemu.instruments.stats import percentile
 
-_TIME_RE = re.compile(r"\btime=([0-9.]+) ms")
+# One reply line. A line ending "(DUP!)" is a second copy of a reply already
+# counted (a link that duplicates, e.g. `duplicate 1%`): ping itself counts
+# it apart ("+N duplicates") and leaves it out of "received" and of its own
+# min/avg/max, so it must not add a reply or an RTT here either.
+_REPLY_RE = re.compile(r"\btime=([0-9.]+) ms(?P<dup>[^\n]*\(DUP!\))?")
 
 
 @dataclass
 class PingResult:
     transmitted: int
     rtts_ms: list[float] = field(default_factory=list)
+    duplicates: int = 0        # "(DUP!)" replies, not in rtts_ms
 
     @property
     def received(self) -> int:
@@ -32,6 +37,7 @@ class PingResult:
     def summary(self) -> dict:
         r = self.rtts_ms
         return {"transmitted": self.transmitted, "received": self.received,
+                "duplicates": self.duplicates,
                 "min_ms": min(r) if r else None,
                 "median_ms": percentile(r, 50) if r else None,
                 "p90_ms": percentile(r, 90) if r else None,
@@ -41,9 +47,11 @@ class PingResult:
 def parse_ping(text: str) -> PingResult:
     """Per-reply parsing of `ping -n` output (replies' time= values, so we
     compute medians ourselves rather than trusting ping's avg/mdev)."""
-    rtts = [float(m.group(1)) for m in _TIME_RE.finditer(text)]
+    replies = list(_REPLY_RE.finditer(text))
+    rtts = [float(m.group(1)) for m in replies if not m.group("dup")]
     m = re.search(r"(\d+) packets transmitted", text)
-    return PingResult(int(m.group(1)) if m else len(rtts), rtts)
+    return PingResult(int(m.group(1)) if m else len(rtts), rtts,
+                      duplicates=sum(1 for m in replies if m.group("dup")))
 
 
 def ping(bed: Bed, count: int = 20, interval: float = 0.2, size: int = 56,

@@ -299,3 +299,44 @@ def test_quick_baseline_mean_tells_the_machine_from_the_link():
     c = _quick_inputs(0, np.random.default_rng(7), machine_ns=1_000_000)
     assert not c[cq.CHECK_MEAN]["pass"] and not c[cq.CHECK_BASE_MEAN]["pass"]
     assert c[cq.CHECK_BAND]["pass"]
+
+
+def _units_run(link: str, proto: str, k: int, lat_ns: list[int]) -> dict:
+    n = len(lat_ns)
+    seq = np.arange(n)
+    gen = seq * 1_000_000
+    srv = st.analyse(seq, gen, gen + np.asarray(lat_ns, dtype=np.int64), flush=10,
+                     interval_ns=1_000_000, expected=100, delay_ns=20_000_000)
+    return {"id": f"{link}-{proto}-{k}", "kind": "units", "proto": proto, "link": link,
+            "run": k, "server": srv, "problems": []}
+
+
+def test_full_summary_survives_a_run_that_received_nothing():
+    """One unit run of the full study received no unit (its latency has no
+    quantiles, {"count": 0}): the summary must still be made (it comes
+    before the results file is written), count the run's losses, and take
+    its latency figures from the runs that received units; with no such
+    run they are None and the table says so."""
+    from linkemu.lab.cellular import CellularOptions, summarise
+    from linkemu.report.cellular_tables import units_table
+    o = CellularOptions(links=(), unit_links=("cell-4g-dec4",), protos=("udp", "tcp"))
+    runs = [_units_run("cell-4g-dec4", "udp", 1, [25_000_000] * 100),
+            _units_run("cell-4g-dec4", "udp", 2, []),
+            _units_run("cell-4g-dec4", "tcp", 1, [])]
+    res = {"runs": runs}
+    s = summarise(res, o)
+    udp, tcp = s["units"]
+    assert udp["runs"] == 2 and udp["runs_with_units"] == 1 and udp["lost"] == 100
+    assert udp["p50_ms"] == 25.0 and udp["min_ms"] == 25.0
+    assert udp["share_outside_band"] == 0.0
+    assert tcp["p50_ms"] is None and tcp["share_outside_band"] is None
+    table = units_table({"summary": s})
+    assert any("no unit received" in c for row in table.rows for c in row)
+
+
+def test_histogram_of_runs_ignores_a_run_that_received_nothing():
+    from linkemu.report.cellular_plots import _hist_of
+    runs = [_units_run("cell-4g-dec4", "udp", 1, [25_000_000] * 100),
+            _units_run("cell-4g-dec4", "udp", 2, [])]
+    x, y, _w = _hist_of(runs)
+    assert x[0] == 25.0 and y.sum() == 1.0

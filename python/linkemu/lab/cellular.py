@@ -277,22 +277,34 @@ def summarise(res: dict, o: CellularOptions) -> dict:
             if not rs:
                 continue
             net = pub.LINKS[link]["net"]
-            lat = [r["server"]["latency_ns"] for r in rs]
+            # A run that received no unit has no quantiles (units_stats gives
+            # {"count": 0}): it counts in units and lost, not in the latency
+            # figures, which are None when no run received anything. Else
+            # summarise raised KeyError after the whole study and the results
+            # file (written after the summary) was lost.
+            lat = [r["server"]["latency_ns"] for r in rs
+                   if r["server"]["latency_ns"].get("count")]
+            ms = (lambda xs: _mean(xs) / 1e6 if lat else None)
             units.append({
                 "link": link, "proto": proto, "runs": len(rs),
+                "runs_with_units": len(lat),
                 "units": sum(r["server"]["received"] for r in rs),
                 "lost": sum(r["server"]["lost"] or 0 for r in rs),
-                "p1_ms": _mean([l["p1"] for l in lat]) / 1e6,
-                "p50_ms": _mean([l["p50"] for l in lat]) / 1e6,
-                "p99_ms": _mean([l["p99"] for l in lat]) / 1e6,
-                "min_ms": min(l["min"] for l in lat) / 1e6,
-                "max_ms": max(l["max"] for l in lat) / 1e6,
-                "spread_ms": _mean([l["p99"] - l["p1"] for l in lat]) / 1e6,
+                "p1_ms": ms([l["p1"] for l in lat]),
+                "p50_ms": ms([l["p50"] for l in lat]),
+                "p99_ms": ms([l["p99"] for l in lat]),
+                "min_ms": min(l["min"] for l in lat) / 1e6 if lat else None,
+                "max_ms": max(l["max"] for l in lat) / 1e6 if lat else None,
+                "spread_ms": ms([l["p99"] - l["p1"] for l in lat]),
                 "band_ms": [rs[0]["server"]["band"]["lo_ns"] / 1e6,
                             rs[0]["server"]["band"]["hi_ns"] / 1e6],
-                "share_outside_band": _mean([r["server"]["band"]["share_outside"] for r in rs]),
+                # shares of the units received: an empty run's 0.0 is no share
+                "share_outside_band": _mean([r["server"]["band"]["share_outside"]
+                                             for r in rs if r["server"]["received"]])
+                if lat else None,
                 "share_in_groups_over_flush": _mean(
-                    [r["server"]["groups"]["share_in_groups_over_flush"] for r in rs]),
+                    [r["server"]["groups"]["share_in_groups_over_flush"]
+                     for r in rs if r["server"]["received"]]) if lat else None,
                 "largest_group": max(r["server"]["groups"]["max"] for r in rs),
                 "published": pub.UNITS[(proto, net)]})
     return {"links": links, "units": units}

@@ -19,6 +19,9 @@ def _label(r: dict) -> str:
 
 def _hist_of(runs: list[dict]):
     """Sum of the runs' latency histograms: (left edges ms, shares)."""
+    # A run that received nothing has the placeholder {"lo_ns": 0, "counts":
+    # [0]}: its lo of 0 would stretch the axis from 0 ms; it adds nothing.
+    runs = [r for r in runs if sum(r["server"]["histogram"]["counts"])] or runs
     width = runs[0]["server"]["histogram"]["width_ns"]
     lo = min(r["server"]["histogram"]["lo_ns"] for r in runs)
     n = max((r["server"]["histogram"]["lo_ns"] - lo) // width

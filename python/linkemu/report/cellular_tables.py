@@ -12,6 +12,10 @@ def _f(v, d: int = 1) -> str:
     return "-" if v is None else f"{v:.{d}f}"
 
 
+def _pct(v) -> str:
+    return "-" if v is None else f"{v:.1%}"
+
+
 def ping_table(res: dict) -> Table:
     rows, cls = [], []
     for l in res["summary"].get("links", []):
@@ -62,11 +66,13 @@ def units_table(res: dict) -> Table:
         rows.append([f"{u['proto'].upper()} {label}: published", u["published"]["text"]] +
                     [""] * 6)
         cls.append("published")
+        none = u["p1_ms"] is None          # no run received a unit
         rows.append([f"{u['proto'].upper()} {label}: ours ({u['runs']} runs)",
+                     "no unit received" if none else
                      f"p1-p99 {u['p1_ms']:.1f}-{u['p99_ms']:.1f} (spread {u['spread_ms']:.1f})",
-                     f"{u['p50_ms']:.1f}", f"{u['min_ms']:.1f}-{u['max_ms']:.1f}",
+                     _f(u["p50_ms"]), "-" if none else f"{u['min_ms']:.1f}-{u['max_ms']:.1f}",
                      f"{u['band_ms'][0]:.1f}-{u['band_ms'][1]:.1f}",
-                     f"{u['share_outside_band']:.1%}", f"{u['share_in_groups_over_flush']:.1%}",
+                     _pct(u["share_outside_band"]), _pct(u["share_in_groups_over_flush"]),
                      f"{u['lost']}"])
         cls.append("ours")
     return Table("unit latency (ms): 8 B every 1 ms, flushes of 10",

@@ -59,3 +59,133 @@ def test_remove_goes_on_after_a_process_it_may_not_signal(fake_bed, monkeypatch)
         testbed.remove(b, [b.ns_src, b.ns_dst])
     assert calls == ["link_del zq-a", "link_del zq-b", "ns_del zq-src", "ns_del zq-dst",
                      "dpdk linkemu-zq", "isolation"]
+
+
+# --- linkemu run: a daemon started, then a later step fails -----------------------------------
+
+class FakeLink:
+    pid = 4321
+    pmd = "af_xdp"
+
+    def __init__(self):
+        self.stopped = False
+        self.detached = False
+
+    def exit_code(self):
+        return None
+
+    def stop(self):
+        self.stopped = True
+        raise LinkemuError("fake: no final counters")
+
+    def detach(self):
+        self.detached = True
+
+
+class FakeBed:
+    name = "zq"
+    kind = "pair"
+
+    def __init__(self):
+        self.layout = testbed.bed_for("zq")
+        self.link = FakeLink()
+
+    def is_up(self):
+        return True
+
+    def require_no_daemon(self):
+        pass
+
+    def run(self, *args, **kw):
+        return self.link
+
+
+def _run_args(**over):
+    import argparse
+    a = dict(bed="zq", a2b="delay 1ms", b2a="", profile=None, pmd=None, lcores=None,
+             layout=None, seed=None, io="dpdk", wait=None, spin_us=None, detach=False,
+             isolate_lcore=False, scenario=None, ports=None, between=None, dev=None,
+             addr_a=None, addr_b=None, punt_echo=True, punt_work_ns=0)
+    a.update(over)
+    return argparse.Namespace(**a)
+
+
+@pytest.fixture
+def fake_run(monkeypatch, tmp_path):
+    from linkemu.cli import run as run_cli
+    from linkemu.daemon import daemon
+    monkeypatch.setattr(paths, "RUN_ROOT", tmp_path / "run")
+    bed = FakeBed()
+    bed.layout.run_dir.mkdir(parents=True)
+    monkeypatch.setattr(run_cli, "bed_from_args", lambda a: bed)
+    monkeypatch.setattr(run_cli, "bring_up", lambda b, pmd="af_xdp": {})
+    monkeypatch.setattr(isolation, "recover_stale", lambda: [])
+    monkeypatch.setattr(daemon, "require_binary", lambda io="dpdk": "linkemud")
+    monkeypatch.setattr(daemon, "check_links", lambda cfg, binary: None)
+    return run_cli, bed
+
+
+@pytest.mark.parametrize("over", [dict(punt_work_ns=-1), dict(punt_echo_missing=True)])
+def test_run_stops_its_daemon_when_a_later_step_fails(fake_run, monkeypatch, over):
+    """`run --punt-echo` checks --punt-work-ns and finds punt_echo only once
+    linkemud is ready: a failure there must not leave linkemud running (in
+    its own session, nothing else would stop it)."""
+    run_cli, bed = fake_run
+    from linkemu.cli import punt
+    if over.pop("punt_echo_missing", False):
+        def missing(name):
+            raise LinkemuError(f"{name} is not built")
+        monkeypatch.setattr(punt, "require_tool", missing)
+    a = _run_args(a2b="class c match udp : punt fifo /tmp/zq-fifo", **over)
+    with pytest.raises(LinkemuError):
+        run_cli.cmd_run(a)
+    assert bed.link.stopped, "linkemud was left running"
+
+
+def test_run_stops_its_daemon_on_ctrl_c_before_the_loop(fake_run, monkeypatch):
+    run_cli, bed = fake_run
+    from linkemu.cli import punt
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(punt, "start_echoes", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_cli.cmd_run(_run_args(punt_echo=False))
+    assert bed.link.stopped, "linkemud was left running"
+
+
+def test_run_detached_leaves_its_daemon(fake_run):
+    run_cli, bed = fake_run
+    assert run_cli.cmd_run(_run_args(punt_echo=False, detach=True)) == 0
+    assert bed.link.detached and not bed.link.stopped
+
+
+def test_punt_echoes_started_are_ended_when_a_later_one_fails(monkeypatch, tmp_path):
+    """Two punted channels, the second punt_echo cannot start: the first
+    must not be left running (nobody holds its Popen)."""
+    import subprocess
+    from linkemu.cli import punt
+    monkeypatch.setattr(paths, "RUN_ROOT", tmp_path / "run")
+    paths.bed_run_dir("zq").mkdir(parents=True)
+    started = []
+    real_popen = subprocess.Popen
+
+    def popen(argv, **kw):
+        if started:
+            raise FileNotFoundError(2, "No such file or directory", argv[0])
+        p = real_popen(["sleep", "30"], **kw)
+        started.append(p)
+        return p
+
+    monkeypatch.setattr(punt, "require_tool", lambda name: "/nonexistent/punt_echo")
+    monkeypatch.setattr(punt.subprocess, "Popen", popen)
+    a = _run_args(a2b="class c match udp : punt fifo /tmp/zq-1", b2a="class d match udp : punt fifo /tmp/zq-2")
+    try:
+        with pytest.raises(OSError):
+            punt.start_echoes(a, "zq", a.a2b, a.b2a)
+        assert started and started[0].poll() is not None, "the first punt_echo was left running"
+    finally:
+        for p in started:
+            p.kill()
+            p.wait()

@@ -189,3 +189,75 @@ def test_punt_echoes_started_are_ended_when_a_later_one_fails(monkeypatch, tmp_p
         for p in started:
             p.kill()
             p.wait()
+
+
+# --- a second start on a bed whose daemon runs ----------------------------------------------
+
+@pytest.fixture
+def eal_files(monkeypatch, tmp_path):
+    """The bed 'zq' with paths under tmp_path and a running daemon's EAL
+    files (runtime dir, a hugepage file) in place."""
+    from linkemu.bed import hugepages
+    from linkemu.daemon import control, daemon
+    monkeypatch.setattr(paths, "RUN_ROOT", tmp_path / "run")
+    monkeypatch.setattr(paths, "DPDK_RUN_ROOT", tmp_path / "dpdk")
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    monkeypatch.setattr(hugepages, "MOUNT_POINT", huge)
+    monkeypatch.setattr(hugepages, "hugetlbfs_mounts", lambda: [str(huge)])
+    monkeypatch.setattr(control, "daemon_args", lambda binary, name: [])
+    monkeypatch.setattr(daemon, "ensure_bpffs", lambda: None)
+    b = testbed.bed_for("zq")
+    rt = paths.DPDK_RUN_ROOT / b.file_prefix
+    rt.mkdir(parents=True)
+    (rt / "config").write_text("")
+    page = huge / f"{b.file_prefix}map_0"
+    page.write_text("")
+    # A linkemud that fails as EAL does when the prefix's primary runs.
+    failing = tmp_path / "bin" / "linkemud"
+    failing.parent.mkdir()
+    failing.write_text("#!/bin/sh\necho 'EAL: Cannot create lock: another primary process is running'\n"
+                       "exit 1\n")
+    failing.chmod(0o755)
+    return b, rt, page, failing
+
+
+def test_a_second_start_leaves_the_running_daemons_files(eal_files, tmp_path):
+    """The bed's daemon runs but its pid file is not there (being written
+    by a concurrent `run`, or gone): a second start must not take the
+    running daemon's EAL files and pid file with it when it fails."""
+    import subprocess
+    import sys
+    from linkemu.daemon import daemon
+    b, rt, page, failing = eal_files
+    fake = tmp_path / "stand-in" / "linkemud"
+    fake.parent.mkdir()
+    fake.write_text("import time\nprint('running', flush=True)\ntime.sleep(30)\n")
+    first = subprocess.Popen([sys.executable, str(fake), "-l", "1", "--file-prefix", b.file_prefix,
+                              "--", "--a2b", ""], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline() == "running\n"
+        with pytest.raises(LinkemuError, match="already running"):
+            daemon.start(daemon.DaemonConfig(bed=b), binary=failing, ready_timeout=5)
+        assert rt.exists() and page.exists(), "the running daemon's EAL files were removed"
+    finally:
+        first.kill()
+        first.wait()
+        first.stdout.close()
+
+
+def test_a_start_while_another_starts_is_refused(eal_files):
+    import fcntl
+    from linkemu.daemon import daemon
+    b, rt, page, failing = eal_files
+    b.run_dir.mkdir(parents=True)
+    with open(b.run_dir / daemon.START_LOCK, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(LinkemuError, match="is starting linkemud on bed 'zq'"):
+            daemon.start(daemon.DaemonConfig(bed=b), binary=failing, ready_timeout=5)
+    assert rt.exists() and page.exists()
+    # Free again: this start runs (and fails as the stand-in does), cleaning up
+    # after itself as before.
+    with pytest.raises(daemon.DaemonStartError):
+        daemon.start(daemon.DaemonConfig(bed=b), binary=failing, ready_timeout=5)
+    assert not rt.exists() and not page.exists()

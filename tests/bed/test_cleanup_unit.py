@@ -261,3 +261,15 @@ def test_a_start_while_another_starts_is_refused(eal_files):
     with pytest.raises(daemon.DaemonStartError):
         daemon.start(daemon.DaemonConfig(bed=b), binary=failing, ready_timeout=5)
     assert not rt.exists() and not page.exists()
+
+
+def test_two_shells_started_together_get_two_beds(monkeypatch, tmp_path):
+    """`linkemu shell` without --bed picks the first free sh<N>; the bed is
+    built (and its run dir made) only later, so two shells started at once
+    both took sh0, and the second one's `up` and `down` tore into the
+    first's link. The name is now claimed when it is chosen."""
+    from linkemu import api
+    monkeypatch.setattr(paths, "RUN_ROOT", tmp_path / "run")
+    monkeypatch.setattr(netns, "ns_exists", lambda ns: False)
+    monkeypatch.setattr(netns, "link_exists", lambda dev, ns=None: False)
+    assert api._free_shell_name() != api._free_shell_name()

@@ -273,3 +273,19 @@ def test_two_shells_started_together_get_two_beds(monkeypatch, tmp_path):
     monkeypatch.setattr(netns, "ns_exists", lambda ns: False)
     monkeypatch.setattr(netns, "link_exists", lambda dev, ns=None: False)
     assert api._free_shell_name() != api._free_shell_name()
+
+
+def test_shell_ends_a_command_that_ignores_sigterm_when_the_daemon_dies():
+    """linkemud gone while COMMAND runs: COMMAND is ended. An interactive
+    shell (linkemu shell's default COMMAND) ignores SIGTERM, so waiting for
+    it after SIGTERM alone hung until the user left the shell."""
+    import subprocess
+    import sys
+    code = ("from linkemu.cli import shell\n"
+            "shell.END_GRACE_S = 0.5\n"
+            "class Dead:\n"
+            "    def exit_code(self): return 139\n"
+            "print(shell.run_foreground(['sh', '-c', \"trap '' TERM; while :; do sleep 0.1; done\"], {}, Dead()))\n")
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20,
+                        env=paths.child_python_env())
+    assert cp.stdout.strip() == "1", cp.stderr

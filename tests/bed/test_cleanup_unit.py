@@ -289,3 +289,11 @@ def test_shell_ends_a_command_that_ignores_sigterm_when_the_daemon_dies():
     cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20,
                         env=paths.child_python_env())
     assert cp.stdout.strip() == "1", cp.stderr
+
+
+def test_a_bed_name_with_a_newline_is_refused():
+    # `$` also matches before a final newline: "zr\n" passed as a bed name,
+    # giving namespaces and veths named "zr\n-src", "zr\n-a".
+    from linkemu.errors import UsageError
+    with pytest.raises(UsageError):
+        testbed.bed_for("zr\n")

@@ -114,7 +114,7 @@ def bed_for(name: str | None) -> Bed:
     name = name or DEFAULT_BED
     if name == DEFAULT_BED:
         return Bed(name, "src", "dst", "le-a", "le-b")
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):   # match() with $ let "zr\n" through
         raise UsageError(f"bad bed name '{name}': use 1-8 characters from [a-z0-9]")
     if name == "le":
         # Its veths would be le-a/le-b, the default bed's.

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(libdpdk-dev dpdk dpdk-dev meson ninja-build pkg-config gcc make
 	      iproute2 iputils-ping iperf3 ethtool python3-pyelftools
+	      python3 python3-venv procps   # venv: Debian's python3 has no ensurepip without it; procps: sysctl
 	      clang libclang-rt-14-dev llvm bpftool libbpf-dev tcpdump netsniff-ng)   # clang & co: make fuzz, readable sanitizer
 	      # stacks, lab lfp's BPF congestion controls; tcpdump: capture; netsniff-ng:
 	      # trafgen, the small-packet generator of bench/bed_attach.py
@@ -53,15 +54,19 @@ reserve_hugepages() {
 
 python_env() {
 	# A project venv, so the machine's Python stays untouched.
-	if [ ! -x .venv/bin/python ]; then
+	# A venv without pip is what `python3 -m venv` leaves when it fails
+	# half-way (Debian without python3-venv: "ensurepip is not available"):
+	# checking for bin/python alone kept that broken venv on every later run.
+	if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
 		say "creating Python venv in .venv"
-		python3 -m venv .venv
+		python3 -m venv --clear .venv
+		rm -f .venv/.installed
 	fi
 	if ! .venv/bin/python -c 'import linkemu, pytest' 2>/dev/null ||
-	   [ pyproject.toml -nt .venv/.installed ]; then
+	   [ ! -e .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
 		say "installing the linkemu Python package (editable) and its test tools"
-		.venv/bin/pip install -q --upgrade pip >/dev/null
-		.venv/bin/pip install -q -e '.[test]'
+		.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+		.venv/bin/python -m pip install -q -e '.[test]'
 		touch .venv/.installed
 	fi
 }

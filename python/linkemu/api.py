@@ -78,8 +78,14 @@ class Bed:
         """A namespace for a wrapped command (side A, "src") whose link leads
         to the host (side B, "dst" = the root namespace, at addr("dst")).
         Without a name: the first of sh0, sh1, ... not in use."""
-        name = name or _free_shell_name()
-        return cls(name, _layout=attached.shell(name))
+        if name:
+            return cls(name, _layout=attached.shell(name))
+        name = _free_shell_name()
+        try:
+            return cls(name, _layout=attached.shell(name))
+        except BaseException:
+            paths.bed_run_dir(name).rmdir()     # the claim, still empty
+            raise
 
     @classmethod
     def ports(cls, port_a: str, port_b: str, *, name: str = testbed.DEFAULT_BED) -> "Bed":
@@ -269,11 +275,21 @@ def _env(extra: dict | None) -> dict | None:
 
 
 def _free_shell_name() -> str:
+    """The first sh<N> not in use, claimed by creating its run dir (which
+    `down` removes): checking alone let two shells started at once both
+    take sh0 until the first built it, and the second's up and down then
+    tore into the first's link."""
     for i in range(100):
         name = f"{_SHELL_AUTO}{i}"
-        if not paths.bed_run_dir(name).exists() and not netns.ns_exists(attached.shell_ns(name)) \
-                and not netns.link_exists(testbed.bed_for(name).host_a):
-            return name
+        if netns.ns_exists(attached.shell_ns(name)) \
+                or netns.link_exists(testbed.bed_for(name).host_a):
+            continue
+        try:
+            paths.bed_run_dir(name).parent.mkdir(parents=True, exist_ok=True)
+            paths.bed_run_dir(name).mkdir()     # atomic: one claimant wins
+        except FileExistsError:
+            continue
+        return name
     raise LinkemuError("100 shells are running: no free bed name sh0..sh99 (give --bed)")
 
 

@@ -161,3 +161,33 @@ def test_isolated_gives_back_and_forgets_even_after_an_error(tmp_path):
     finally:
         other.kill()
         other.wait()
+
+
+def test_isolated_gives_back_after_a_signal_right_after_moving(tmp_path, monkeypatch):
+    """A SIGTERM (interruptible(): KeyboardInterrupt) that lands as the
+    shield comes down after moving, before the body starts: the threads
+    get their CPUs back then too, not only at the next run or `down`."""
+    import contextlib
+    lcore = CPUS[-1]
+    other = _sleeper(set(CPUS))
+    real = isolation.shielded
+    calls = []
+
+    @contextlib.contextmanager
+    def shield_then_signal():
+        with real():
+            yield
+        calls.append(1)
+        if len(calls) == 1:              # the shield around moving only
+            raise KeyboardInterrupt("SIGTERM")
+
+    monkeypatch.setattr(isolation, "shielded", shield_then_signal)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with isolation.isolated(lcore, pids=[other.pid], records=tmp_path):
+                pytest.fail("the body ran")
+        assert os.sched_getaffinity(other.pid) == set(CPUS)
+        assert not list(tmp_path.glob("*.json"))
+    finally:
+        other.kill()
+        other.wait()

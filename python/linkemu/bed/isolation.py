@@ -201,12 +201,18 @@ def isolated(cpu, keep=(), say=lambda line: None, pids=None, records: Path = REC
     recovered first. Moving and giving back run with Ctrl-C, SIGTERM and
     SIGHUP ignored, so that no signal leaves threads moved and unrecorded.
     say(line): what was recovered and, at the end, what was given back."""
-    with shielded():
-        for line in recover_stale(records):
-            say(line)
-        moved = move_off(cpu, pids=pids, keep=keep)
-        record = remember(moved, records)
+    moved: dict = {}
+    record = None
+    # The try starts before the shield comes down: a SIGTERM landing
+    # between the end of the shield and the body (interruptible() makes it
+    # a KeyboardInterrupt) left the threads moved until the next run or
+    # `down` found the record.
     try:
+        with shielded():
+            for line in recover_stale(records):
+                say(line)
+            moved = move_off(cpu, pids=pids, keep=keep)
+            record = remember(moved, records)
         yield moved
     finally:
         with shielded():

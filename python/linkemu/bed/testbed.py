@@ -114,7 +114,7 @@ def bed_for(name: str | None) -> Bed:
     name = name or DEFAULT_BED
     if name == DEFAULT_BED:
         return Bed(name, "src", "dst", "le-a", "le-b")
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):   # match() with $ let "zr\n" through
         raise UsageError(f"bad bed name '{name}': use 1-8 characters from [a-z0-9]")
     if name == "le":
         # Its veths would be le-a/le-b, the default bed's.
@@ -211,33 +211,56 @@ def down(bed: Bed) -> list[str]:
 
 def remove(bed: Bed, namespaces: list[str]) -> list[str]:
     """Remove the bed's daemon, its host veths, the given namespaces of its
-    own (with any process left inside) and its runtime files."""
-    done = kill_daemons(bed)
+    own (with any process left inside) and its runtime files.
+
+    Every step runs even when an earlier one failed (a veth the kernel
+    holds on to, a process we may not signal): stopping at the first error
+    would leave the namespaces, EAL's hugepage files and the isolation
+    records behind, and a failed `down` is exactly when the user needs the
+    rest gone. The failures are raised together at the end, each named."""
+    done: list[str] = []
+    failed: list[str] = []
+
+    def step(what: str, fn, *args) -> tuple[bool, object]:
+        try:
+            return True, fn(*args)
+        except Exception as e:      # noqa: BLE001 - named below, the rest still runs
+            failed.append(f"{what}: {e}")
+            return False, None
+
+    ok, killed = step("stopping linkemud", kill_daemons, bed)
+    done += killed or []
     # Tools still running inside the namespaces (an iperf3 server left by a
     # crashed demo) would keep the namespace, and its veth, alive after
     # `ip netns del`.
     for ns in namespaces:
-        for p in netns.ns_pids(ns):
-            how = procs.terminate(p, 2.0)
-            done.append(f"process {p} in {ns} {how}")
+        _ok, pids = step(f"listing the processes in {ns}", netns.ns_pids, ns)
+        for p in pids or []:
+            ok, how = step(f"stopping process {p} in {ns}", procs.terminate, p, 2.0)
+            if ok:
+                done.append(f"process {p} in {ns} {how}")
     # Host veths first: deleting one deletes its peer synchronously, whereas
     # a deleted namespace's devices go away asynchronously and could race
     # with an immediate `up`.
     for host in (bed.host_a, bed.host_b):
         if netns.link_exists(host):
-            netns.link_del_wait(host)
-            done.append(f"deleted veth {host}")
+            if step(f"deleting veth {host}", netns.link_del_wait, host)[0]:
+                done.append(f"deleted veth {host}")
     for ns in namespaces:
         if netns.ns_exists(ns):
-            netns.ns_del(ns)
-            done.append(f"deleted namespace {ns}")
+            if step(f"deleting namespace {ns}", netns.ns_del, ns)[0]:
+                done.append(f"deleted namespace {ns}")
     if bed.run_dir.exists():
         shutil.rmtree(bed.run_dir, ignore_errors=True)
         done.append(f"removed {bed.run_dir}")
-    done += remove_dpdk_leftovers(bed.file_prefix)
+    done += step("removing EAL's files", remove_dpdk_leftovers, bed.file_prefix)[1] or []
     # A killed `linkemu run --isolate-lcore` could not give other
     # processes' threads their CPUs back; its record can (isolation.py).
-    done += isolation.recover_stale()
+    done += step("giving back isolated CPUs", isolation.recover_stale)[1] or []
+    if failed:
+        raise LinkemuError(f"test bed '{bed.name}': could not remove everything:\n  "
+                           + "\n  ".join(failed)
+                           + ("\n  (done: " + "; ".join(done) + ")" if done else ""))
     return done
 
 

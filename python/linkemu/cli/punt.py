@@ -65,14 +65,22 @@ def start_echoes(a: argparse.Namespace, bed_name: str, a2b: str | None,
         return []
     procs = []
     run_dir = paths.bed_run_dir(bed_name)
-    for i, (transport, name) in enumerate(found):
-        log = open(run_dir / f"punt-echo-{i}.log", "ab")
-        procs.append(subprocess.Popen(echo_command(transport, name, a.punt_work_ns),
-                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                      start_new_session=True))
-        log.close()
-        print(f"linkemu: punt_echo (pid {procs[-1].pid}) serves punt {transport} {name}",
-              file=sys.stderr)
+    try:
+        for i, (transport, name) in enumerate(found):
+            argv = echo_command(transport, name, a.punt_work_ns)
+            with open(run_dir / f"punt-echo-{i}.log", "ab") as log:
+                procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                              stderr=log, start_new_session=True))
+            print(f"linkemu: punt_echo (pid {procs[-1].pid}) serves punt {transport} {name}",
+                  file=sys.stderr)
+    except BaseException:
+        # The caller never sees the list when one fails to start: end the
+        # ones already running (in their own sessions, nothing else would
+        # until the daemon's channel closes, and never if it never opened).
+        for p in procs:
+            p.kill()
+            p.wait()
+        raise
     return procs
 
 
@@ -84,4 +92,10 @@ def reap(procs: list[subprocess.Popen], timeout: float = 5.0) -> None:
             p.wait(timeout)
         except subprocess.TimeoutExpired:
             p.terminate()
-            p.wait(timeout)
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                # Stuck past SIGTERM: raising here would skip the other
+                # echoes and leave this one running.
+                p.kill()
+                p.wait()

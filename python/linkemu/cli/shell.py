@@ -44,6 +44,8 @@ examples:
 """
 
 WATCH_INTERVAL_S = 0.2
+# COMMAND's time to end after SIGTERM once its link is gone, before SIGKILL.
+END_GRACE_S = 5.0
 
 
 def register(sub) -> None:
@@ -137,7 +139,13 @@ def run_foreground(argv: list[str], env: dict, link: api.Link) -> int:
                 print(f"linkemu: linkemud exited by itself (code {code}) while COMMAND ran; "
                       f"ending COMMAND", file=sys.stderr)
                 child.terminate()
-                child.wait()
+                try:
+                    child.wait(END_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    # An interactive shell (the default COMMAND) ignores
+                    # SIGTERM: waiting on would hang until the user left it.
+                    child.kill()
+                    child.wait()
                 return 1
     finally:
         for s, h in old.items():

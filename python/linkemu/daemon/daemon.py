@@ -12,6 +12,7 @@ Its stdout and stderr go to one log file rather than a pipe to us: with
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -39,6 +40,9 @@ WAITS = ("busy", "adaptive")
 READY_PREFIX = "linkemud: ready"
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
+# In the bed's run dir: held from the "is one running?" check until the
+# daemon is ready or gone (start()).
+START_LOCK = "start.lock"
 _LCORES_RE = re.compile(r"^[0-9][0-9,\-]*$")
 
 
@@ -190,13 +194,38 @@ def start(cfg: DaemonConfig, binary: Path | None = None,
     validate(cfg)
     binary = binary or require_binary(cfg.io)
     bed = cfg.bed
-    running = daemon_pid(bed)
+    bed.run_dir.mkdir(parents=True, exist_ok=True)
+    # Two `linkemu run`s on one bed both found no daemon and both started
+    # one; EAL refused the second, whose _abort then removed the first's
+    # pid file, runtime dir and hugepage files. The check and the start are
+    # now one step per bed.
+    with open(bed.run_dir / START_LOCK, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LinkemuError(f"another linkemu is starting linkemud on bed '{bed.name}' "
+                               f"right now; wait for it, or use another --bed") from None
+        return _start_locked(cfg, binary, ready_timeout)
+
+
+def _running(bed: Bed) -> int | None:
+    """The bed's live daemon: by pid file, else by EAL file prefix (a pid
+    file removed by hand, or one not yet written by a start elsewhere)."""
+    pid = daemon_pid(bed)
+    if pid is not None:
+        return pid
+    found = procs.find_linkemud(bed.file_prefix)
+    return found[0] if found else None
+
+
+def _start_locked(cfg: DaemonConfig, binary: Path, ready_timeout: float) -> Daemon:
+    bed = cfg.bed
+    running = _running(bed)
     if running is not None:
         raise LinkemuError(f"linkemud is already running on bed '{bed.name}' (pid {running}); "
                            f"run `linkemu stop --bed {bed.name}` first")
     if cfg.io == "dpdk":
         ensure_bpffs()
-    bed.run_dir.mkdir(parents=True, exist_ok=True)
     final = paths.daemon_final_stats_file(bed.name)
     final.unlink(missing_ok=True)      # never report a previous run's counters
     argv = build_argv(binary, cfg)
@@ -247,8 +276,17 @@ def _wait_ready(d: Daemon, log_path: Path, offset: int, timeout: float) -> None:
 def _abort(d: Daemon) -> None:
     if d.popen.poll() is None:
         procs.terminate(d.pid, 5.0, d.popen)
-    paths.daemon_pid_file(d.config.bed.name).unlink(missing_ok=True)
-    remove_dpdk_leftovers(d.config.bed.file_prefix)
+    bed = d.config.bed
+    pid_file = paths.daemon_pid_file(bed.name)
+    try:
+        if int(pid_file.read_text().strip()) == d.pid:
+            pid_file.unlink(missing_ok=True)
+    except (OSError, ValueError):
+        pass
+    # Only when no other linkemud uses the prefix (one started outside
+    # linkemu, e.g. by hand with the bed's prefix): its EAL files are live.
+    if not [p for p in procs.find_linkemud(bed.file_prefix) if p != d.pid]:
+        remove_dpdk_leftovers(bed.file_prefix)
 
 
 def start_auto(cfg: DaemonConfig, binary: Path | None = None, fallback: bool = True,

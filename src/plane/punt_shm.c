@@ -63,8 +63,12 @@ void punt_shm_check(struct dp_punt_set *s, struct chan *c, struct le_swap *swap,
 
 	if (fcntl(c->shm_fd, F_OFD_SETLK, &fl) == 0) {
 		if (c->st.up) {
-			while (punt_shm_read(s, c, swap, now) > 0)
-				;
+			/* What ring 1 held, at most a ring's worth: a peer that
+			 * let its lock go but goes on producing must not keep
+			 * the forwarding thread here. */
+			unsigned k, n = 0;
+			while (n <= c->in.mask && (k = punt_shm_read(s, c, swap, now)) > 0)
+				n += k;
 			/* Ring 0 has no consumer now: empty it. */
 			__atomic_store_n(&c->out.ctl->tail, c->out.local, __ATOMIC_RELEASE);
 			__atomic_store_n(&c->out.ctl->waiting, 0, __ATOMIC_RELAXED);

@@ -653,6 +653,157 @@ static void test_shm_bad_head(void)
 	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
 }
 
+/* A peer that closes PATH.out (gone, as the daemon sees it) but goes on
+ * writing PATH.in: the daemon takes what was there when it noticed, not
+ * whatever the peer writes for as long as it writes, in its forwarding
+ * thread. */
+struct flood {
+	int fd;
+	volatile int stop;
+	unsigned long records;
+};
+
+static void *flooder(void *arg)
+{
+	struct flood *f = arg;
+	enum { REC = PUNT_HDR_LEN + 64, N = 4096 / REC };
+	static uint8_t rec[N * REC];
+	struct timespec t0, t;
+
+	memset(rec, 0, sizeof(rec));
+	for (int i = 0; i < N; i++) {
+		punt_hdr_put(rec + i * REC, 64, 0); /* injected frames */
+		rec[i * REC + PUNT_HDR_LEN + 12] = 0x08;
+		rec[i * REC + PUNT_HDR_LEN + 13] = 0x06;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!f->stop) {
+		if (write(f->fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
+			f->records += N;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 3) /* a bound for the test itself */
+			break;
+	}
+	return NULL;
+}
+
+static void test_fifo_gone_flood(const char *dir)
+{
+	struct rig r;
+	char text[512], path[256];
+	int rfd;
+	struct flood f = {0};
+	pthread_t th;
+
+	snprintf(text, sizeof(text), "; class ctl match ether arp : punt fifo %s/g limit 100", dir);
+	if (rig_open(&r, text) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/g.out", dir);
+	rfd = open(path, O_RDONLY | O_NONBLOCK);
+	snprintf(path, sizeof(path), "%s/g.in", dir);
+	f.fd = open(path, O_WRONLY | O_NONBLOCK);
+	CHECK(rfd >= 0 && f.fd >= 0);
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	CHECK(status(&r).up);
+	close(rfd); /* gone, as the daemon will see at its next check */
+	pthread_create(&th, NULL, flooder, &f);
+	usleep(20000);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	f.stop = 1;
+	pthread_join(th, NULL);
+	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	/* at most what the pipe and the daemon's read buffer held */
+	long cap = (fcntl(f.fd, F_GETPIPE_SZ) + (long)PUNT_RBUF_SIZE) / (PUNT_HDR_LEN + 64);
+	struct dp_punt_status st = status(&r);
+	CHECK(!st.up && (long)st.injected <= cap && sec < 2.0,
+	      "the pass that found the peer gone took %.3f s and %llu injected frames (the pipe held %ld at most; "
+	      "%lu written)", sec, (unsigned long long)st.injected, cap, f.records);
+	rig_books(&r, "gone, flooding");
+	close(f.fd);
+	rig_close(&r);
+	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
+}
+
+/* The same over shared memory: a peer that lets its lock go but goes on
+ * producing on ring 1. */
+struct shm_flood {
+	struct punt_ring_view out;
+	volatile int stop;
+	unsigned long records;
+};
+
+static void *shm_flooder(void *arg)
+{
+	struct shm_flood *f = arg;
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!f->stop) {
+		uint8_t *d = punt_ring_reserve(&f->out);
+		if (d != NULL) {
+			memset(d, 0, PUNT_HDR_LEN + 64);
+			punt_hdr_put(d, 64, 0);
+			d[PUNT_HDR_LEN + 12] = 0x08;
+			d[PUNT_HDR_LEN + 13] = 0x06;
+			punt_ring_push(&f->out);
+			punt_ring_publish(&f->out);
+			f->records++;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 3)
+			break;
+	}
+	return NULL;
+}
+
+static void test_shm_gone_flood(void)
+{
+	struct rig r;
+	char text[256], name[64];
+	struct punt_shm_seg *seg;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	struct shm_flood f = {0};
+	pthread_t th;
+	int fd;
+
+	snprintf(name, sizeof(name), "le-test-punt-flood-%d", (int)getpid());
+	snprintf(text, sizeof(text), "; class ctl match ether arp : punt shm %s limit 100", name);
+	if (rig_open(&r, text) < 0)
+		return;
+	snprintf(text, sizeof(text), "/%s", name);
+	fd = shm_open(text, O_RDWR, 0);
+	seg = mmap(NULL, punt_shm_size(PUNT_SHM_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(fd >= 0 && seg != MAP_FAILED);
+	CHECK(fcntl(fd, F_SETLK, &fl) == 0, "%s", strerror(errno));
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	CHECK(status(&r).up);
+	punt_ring_view_init(&f.out, seg, seg->ring_off[1], seg->slots);
+	fl.l_type = F_UNLCK;
+	fcntl(fd, F_SETLK, &fl);
+	pthread_create(&th, NULL, shm_flooder, &f);
+	usleep(20000);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	f.stop = 1;
+	pthread_join(th, NULL);
+	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	struct dp_punt_status st = status(&r);
+	/* the pass's own read (TAKE_MAX) and at most a ring's worth at the check */
+	CHECK(!st.up && st.injected <= PUNT_SHM_SLOTS + 64 && sec < 2.0,
+	      "the pass that found the peer gone took %.3f s and %llu injected frames (%lu written)", sec,
+	      (unsigned long long)st.injected, f.records);
+	rig_books(&r, "shm gone, flooding");
+	munmap(seg, punt_shm_size(PUNT_SHM_SLOTS));
+	close(fd);
+	rig_close(&r);
+	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/le-test-punt-XXXXXX";
@@ -666,10 +817,12 @@ int main(void)
 	} else {
 		test_fifo_books(dir);
 		test_fifo_full(dir);
+		test_fifo_gone_flood(dir);
 		rmdir(dir);
 	}
 	test_shm_books();
 	test_shm_bad_head();
+	test_shm_gone_flood();
 	printf("test_punt: %u passed, %u failed\n", mt_passed, mt_failed);
 	return mt_failed ? 1 : 0;
 }

@@ -33,6 +33,19 @@ def handle(frame: bytes) -> bytes | None:
     return frame
 
 
+def answer(frame: bytes) -> bytes | None:
+    """handle(frame), held to the protocol: a frame longer than FRAME_MAX
+    would overrun its shared-memory slot into the next record (and the
+    FIFO would be dropped as not the protocol), so it is dropped here,
+    said on stderr."""
+    out = handle(frame)
+    if out is not None and len(out) > FRAME_MAX:
+        print(f"punt_echo.py: handle() returned {len(out)} bytes, more than {FRAME_MAX}: dropped",
+              file=sys.stderr)
+        return None
+    return out
+
+
 # --- FIFO: PATH.out (linkemud -> us), PATH.in (us -> linkemud) -------------
 
 def read_exact(f, n: int) -> bytes | None:
@@ -56,7 +69,7 @@ def run_fifo(prefix: str) -> int:
             frame = read_exact(rx, length)
             if frame is None:
                 return n
-            out = handle(frame)
+            out = answer(frame)
             if out is not None:
                 tx.write(HDR.pack(len(out), 0, seq) + out)   # one write: one record
             n += 1
@@ -97,7 +110,7 @@ def run_shm(name: str) -> int:
         idle = 0
         slot = off0 + RING_CTL + (rtail & mask) * SLOT
         length, flags, seq = HDR.unpack_from(mem, slot)
-        out = handle(bytes(mem[slot + 16:slot + 16 + length])) if flags == 0 else None
+        out = answer(bytes(mem[slot + 16:slot + 16 + length])) if flags == 0 else None
         if out is not None:
             while whead - get(off1 + TAIL) > mask:      # ring 1 full: linkemud drains it
                 time.sleep(1e-5)

@@ -175,17 +175,30 @@ void kloop_run(struct kloop *l)
 void kloop_shutdown(struct kloop *l, unsigned ms)
 {
 	le_ns_t give_up = kclock_now() + (le_ns_t)ms * 1000000ull;
+	int done[LE_DIRS] = {0};
+	/* Frames already due have left the model: sending them is the
+	 * faithful ending. Both directions in turn, not one after the other:
+	 * an output that takes nothing (a full send buffer) would otherwise
+	 * spend the whole time and leave the other direction's due frames
+	 * unsent, counted as shutdown. */
+	for (le_ns_t now = kclock_now(); now < give_up; now = kclock_now()) {
+		int left = 0;
+		for (int i = 0; i < LE_DIRS; i++) {
+			struct kdir *d = &l->dir[i];
+			if (done[i])
+				continue;
+			if (d->pending.count == 0 && take_due(l, d, now) == 0) {
+				done[i] = 1;
+				continue;
+			}
+			send_pending(l, d);
+			left = 1;
+		}
+		if (!left)
+			break;
+	}
 	for (int i = 0; i < LE_DIRS; i++) {
 		struct kdir *d = &l->dir[i];
-		le_ns_t now = kclock_now();
-		/* Frames already due have left the model: sending them is the
-		 * faithful ending. */
-		while (now < give_up) {
-			if (d->pending.count == 0 && take_due(l, d, now) == 0)
-				break;
-			send_pending(l, d);
-			now = kclock_now();
-		}
 		for (unsigned j = 0; j < d->pending.count; j++)
 			kbuf_put(&l->pool, d->pending.buf[d->pending.first + j]);
 		d->ctr.drop[DP_DROP_SHUTDOWN] += d->pending.count;

@@ -8,6 +8,7 @@
  * that wait for it need not know which plane runs). */
 #include <errno.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,15 @@ int main(int argc, char **argv)
 	}
 	if (!dm.kopt.iface[0] || !dm.kopt.iface[1]) {
 		fprintf(stderr, "linkemuk: --iface-a and --iface-b are required (see --help)\n");
+		return EXIT_INPUT;
+	}
+	/* One interface on both sides would bridge it to itself: every frame
+	 * it receives enters both directions and goes back out where it came
+	 * from, twice. */
+	unsigned ifa = if_nametoindex(dm.kopt.iface[0]), ifb = if_nametoindex(dm.kopt.iface[1]);
+	if (strcmp(dm.kopt.iface[0], dm.kopt.iface[1]) == 0 || (ifa != 0 && ifa == ifb)) {
+		fprintf(stderr, "linkemuk: --iface-a and --iface-b name the same interface ('%s'); give two\n",
+			dm.kopt.iface[0]);
 		return EXIT_INPUT;
 	}
 	dm.seed = dm.opt.seed_set ? dm.opt.seed : dp_random_seed();

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,8 +74,9 @@ int punt_fifo_flush(struct chan *c)
 }
 
 /* Up to TAKE_MAX records into the link: those already read first, then
- * one read (when they were not enough) for more. */
-unsigned punt_fifo_read(struct dp_punt_set *s, struct chan *c, struct le_swap *swap, le_ns_t now)
+ * one read (when they were not enough) for more, of at most *budget bytes
+ * when budget is given (then less by what was read). */
+static unsigned fifo_read(struct dp_punt_set *s, struct chan *c, struct le_swap *swap, le_ns_t now, size_t *budget)
 {
 	struct punt_rbuf *b = c->rb;
 	struct punt_hdr h;
@@ -85,10 +87,14 @@ unsigned punt_fifo_read(struct dp_punt_set *s, struct chan *c, struct le_swap *s
 	for (int pass = 0; pass < 2 && got < TAKE_MAX && !c->broken; pass++) {
 		if (pass == 1) {
 			size_t room = punt_rbuf_compact(b);
+			if (budget != NULL && room > *budget)
+				room = *budget;
 			ssize_t r = room ? read(c->fd_in, b->buf + b->have, room) : 0;
 			if (r <= 0)
 				break;
 			b->have += (size_t)r;
+			if (budget != NULL)
+				*budget -= (size_t)r;
 		}
 		while (got < TAKE_MAX && (k = punt_rbuf_next(b, &h, &frame)) == 1) {
 			punt_deliver(s, c, swap, &h, frame, now);
@@ -104,6 +110,11 @@ unsigned punt_fifo_read(struct dp_punt_set *s, struct chan *c, struct le_swap *s
 	return got;
 }
 
+unsigned punt_fifo_read(struct dp_punt_set *s, struct chan *c, struct le_swap *swap, le_ns_t now)
+{
+	return fifo_read(s, c, swap, now, NULL);
+}
+
 void punt_fifo_gone(struct dp_punt_set *s, struct chan *c, struct le_swap *swap, le_ns_t now, int deliver_rest,
 		      const char *why)
 {
@@ -111,12 +122,23 @@ void punt_fifo_gone(struct dp_punt_set *s, struct chan *c, struct le_swap *swap,
 	 * record (or a broken stream) is thrown away, so the next process
 	 * starts on a record boundary. PATH.in is ours (O_RDWR), its
 	 * contents outlive the writer. */
+	/* What PATH.in holds now, and no more: a peer that closed PATH.out
+	 * but goes on writing PATH.in would otherwise keep the forwarding
+	 * thread here, injecting, for as long as it writes. */
+	int avail = 0;
+	if (ioctl(c->fd_in, FIONREAD, &avail) < 0 || avail < 0)
+		avail = 0;
+	size_t budget = (size_t)avail;
 	if (deliver_rest)
-		while (!c->broken && punt_fifo_read(s, c, swap, now) > 0)
+		while (!c->broken && fifo_read(s, c, swap, now, &budget) > 0)
 			;
 	c->broken = 0;
-	while (read(c->fd_in, c->rb->buf, sizeof(c->rb->buf)) > 0)
-		;
+	while (budget > 0) {
+		ssize_t r = read(c->fd_in, c->rb->buf, budget < sizeof(c->rb->buf) ? budget : sizeof(c->rb->buf));
+		if (r <= 0)
+			break;
+		budget -= (size_t)r;
+	}
 	c->rb->off = c->rb->have = 0;
 	if (c->fd_out >= 0)
 		close(c->fd_out);

@@ -22,11 +22,24 @@ static void futex_wake(uint32_t *addr)
 
 unsigned punt_shm_read(struct dp_punt_set *s, struct chan *c, struct le_swap *swap, le_ns_t now)
 {
-	unsigned got = 0;
+	unsigned got = 0, skipped = 0;
 	const uint8_t *slot;
 	struct punt_hdr h;
 
 	while (got < TAKE_MAX && (slot = punt_ring_peek(&c->in)) != NULL) {
+		/* The process owns head: one more than `slots` ahead of our
+		 * tail cannot hold records (it is garbage or a bug). Read on,
+		 * stale slots would come back as new frames (injected) lap
+		 * after lap, and the drain when the process dies would walk up
+		 * to 2^32 of them in the forwarding thread. A protocol error:
+		 * skip to its head, so a process that goes on correctly from
+		 * there is read again. */
+		if (c->in.other - c->in.local > c->in.mask + 1) {
+			c->st.protocol_errors++;
+			c->in.local = c->in.other;
+			skipped = 1;
+			break;
+		}
 		punt_hdr_get(slot, &h);
 		if (h.len > PUNT_FRAME_MAX || h.flags != 0)
 			c->st.protocol_errors++; /* a slot stands alone: skip it */
@@ -35,7 +48,7 @@ unsigned punt_shm_read(struct dp_punt_set *s, struct chan *c, struct le_swap *sw
 		punt_ring_pop(&c->in);
 		got++;
 	}
-	if (got)
+	if (got || skipped)
 		punt_ring_release(&c->in);
 	return got;
 }
@@ -50,8 +63,12 @@ void punt_shm_check(struct dp_punt_set *s, struct chan *c, struct le_swap *swap,
 
 	if (fcntl(c->shm_fd, F_OFD_SETLK, &fl) == 0) {
 		if (c->st.up) {
-			while (punt_shm_read(s, c, swap, now) > 0)
-				;
+			/* What ring 1 held, at most a ring's worth: a peer that
+			 * let its lock go but goes on producing must not keep
+			 * the forwarding thread here. */
+			unsigned k, n = 0;
+			while (n <= c->in.mask && (k = punt_shm_read(s, c, swap, now)) > 0)
+				n += k;
 			/* Ring 0 has no consumer now: empty it. */
 			__atomic_store_n(&c->out.ctl->tail, c->out.local, __ATOMIC_RELEASE);
 			__atomic_store_n(&c->out.ctl->waiting, 0, __ATOMIC_RELAXED);

@@ -53,6 +53,9 @@ def test_linkemuk_bad_input_exits_2_naming_it(linkemuk_bin):
     assert cp.returncode == 2 and "does not apply to linkemuk" in cp.stderr, cp.stderr
     cp = _linkemuk(linkemuk_bin, "--iface-a", "x", "--iface-b", "y", "--spin-us", "soon")
     assert cp.returncode == 2 and "--spin-us: 'soon'" in cp.stderr and "(or auto)" in cp.stderr, cp.stderr
+    # one interface on both sides would reflect every frame back, twice
+    cp = _linkemuk(linkemuk_bin, "--iface-a", "lq-nosuch0", "--iface-b", "lq-nosuch0", "--no-control")
+    assert cp.returncode == 2 and "name the same interface" in cp.stderr, cp.stderr
     cp = _linkemuk(linkemuk_bin, "--check", "delay 5ms loss 1%")
     assert cp.returncode == 0 and cp.stdout.strip() == "delay 5ms loss 1%", cp
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "minitest.h"
@@ -581,6 +582,228 @@ static void test_shm_books(void)
 	CHECK(shm_open(text, O_RDWR, 0) < 0, "the segment is removed at close");
 }
 
+/* A process that publishes a head more than a ring's slots ahead of the
+ * daemon's tail (garbage, or a bug): no such slots can exist. Read on, the
+ * daemon would take stale slots for new frames (injected) lap after lap,
+ * and on the process's death it would read them all, up to 2^32, in the
+ * forwarding thread. It is a protocol error: skipped, once. */
+static void test_shm_bad_head(void)
+{
+	struct rig r;
+	char text[256], name[64];
+	struct punt_shm_seg *seg;
+	struct punt_ring_view in, out;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	int fd;
+
+	snprintf(name, sizeof(name), "le-test-punt-head-%d", (int)getpid());
+	snprintf(text, sizeof(text), "; class ctl match ether arp : punt shm %s", name);
+	if (rig_open(&r, text) < 0)
+		return;
+	snprintf(text, sizeof(text), "/%s", name);
+	fd = shm_open(text, O_RDWR, 0);
+	CHECK(fd >= 0);
+	seg = mmap(NULL, punt_shm_size(PUNT_SHM_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(seg != MAP_FAILED);
+	CHECK(fcntl(fd, F_SETLK, &fl) == 0, "%s", strerror(errno));
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	CHECK(status(&r).up);
+	punt_ring_view_init(&in, seg, seg->ring_off[0], seg->slots);
+	punt_ring_view_init(&out, seg, seg->ring_off[1], seg->slots);
+	/* one frame, answered properly: slot 0 of ring 1 now holds a record */
+	rig_offer(&r, frame(1, 1));
+	rig_pass(&r, 1000);
+	{
+		const uint8_t *s = punt_ring_peek(&in);
+		struct punt_hdr h;
+		uint8_t *d = punt_ring_reserve(&out);
+		punt_hdr_get(s, &h);
+		memcpy(d, s, PUNT_HDR_LEN + h.len);
+		punt_ring_push(&out);
+		punt_ring_pop(&in);
+		punt_ring_publish(&out);
+		punt_ring_release(&in);
+	}
+	rig_pass(&r, 1000);
+	CHECK(status(&r).returned == 1 && status(&r).held == 0);
+	/* then a head three laps ahead */
+	__atomic_store_n(&out.ctl->head, out.local + 3 * PUNT_SHM_SLOTS, __ATOMIC_RELEASE);
+	for (int i = 0; i < 200; i++)
+		rig_pass(&r, 1000);
+	struct dp_punt_status st = status(&r);
+	CHECK(st.injected == 0 && st.protocol_errors == 1, "a head beyond the ring: injected %llu, protocol errors %llu",
+	      (unsigned long long)st.injected, (unsigned long long)st.protocol_errors);
+	rig_books(&r, "shm bad head");
+	/* and a head 2^31 ahead when the process dies: the check returns */
+	__atomic_store_n(&out.ctl->head, out.local + 3 * PUNT_SHM_SLOTS + 0x80000000u, __ATOMIC_RELEASE);
+	fl.l_type = F_UNLCK;
+	fcntl(fd, F_SETLK, &fl);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	st = status(&r);
+	CHECK(!st.up && st.injected == 0 && s < 1.0, "death with a bad head: %.2f s, injected %llu", s,
+	      (unsigned long long)st.injected);
+	rig_books(&r, "shm bad head, gone");
+	munmap(seg, punt_shm_size(PUNT_SHM_SLOTS));
+	close(fd);
+	rig_close(&r);
+	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
+}
+
+/* A peer that closes PATH.out (gone, as the daemon sees it) but goes on
+ * writing PATH.in: the daemon takes what was there when it noticed, not
+ * whatever the peer writes for as long as it writes, in its forwarding
+ * thread. */
+struct flood {
+	int fd;
+	volatile int stop;
+	unsigned long records;
+};
+
+static void *flooder(void *arg)
+{
+	struct flood *f = arg;
+	enum { REC = PUNT_HDR_LEN + 64, N = 4096 / REC };
+	static uint8_t rec[N * REC];
+	struct timespec t0, t;
+
+	memset(rec, 0, sizeof(rec));
+	for (int i = 0; i < N; i++) {
+		punt_hdr_put(rec + i * REC, 64, 0); /* injected frames */
+		rec[i * REC + PUNT_HDR_LEN + 12] = 0x08;
+		rec[i * REC + PUNT_HDR_LEN + 13] = 0x06;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!f->stop) {
+		if (write(f->fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec))
+			f->records += N;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 3) /* a bound for the test itself */
+			break;
+	}
+	return NULL;
+}
+
+static void test_fifo_gone_flood(const char *dir)
+{
+	struct rig r;
+	char text[512], path[256];
+	int rfd;
+	struct flood f = {0};
+	pthread_t th;
+
+	snprintf(text, sizeof(text), "; class ctl match ether arp : punt fifo %s/g limit 100", dir);
+	if (rig_open(&r, text) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/g.out", dir);
+	rfd = open(path, O_RDONLY | O_NONBLOCK);
+	snprintf(path, sizeof(path), "%s/g.in", dir);
+	f.fd = open(path, O_WRONLY | O_NONBLOCK);
+	CHECK(rfd >= 0 && f.fd >= 0);
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	CHECK(status(&r).up);
+	close(rfd); /* gone, as the daemon will see at its next check */
+	pthread_create(&th, NULL, flooder, &f);
+	usleep(20000);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	f.stop = 1;
+	pthread_join(th, NULL);
+	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	/* at most what the pipe and the daemon's read buffer held */
+	long cap = (fcntl(f.fd, F_GETPIPE_SZ) + (long)PUNT_RBUF_SIZE) / (PUNT_HDR_LEN + 64);
+	struct dp_punt_status st = status(&r);
+	CHECK(!st.up && (long)st.injected <= cap && sec < 2.0,
+	      "the pass that found the peer gone took %.3f s and %llu injected frames (the pipe held %ld at most; "
+	      "%lu written)", sec, (unsigned long long)st.injected, cap, f.records);
+	rig_books(&r, "gone, flooding");
+	close(f.fd);
+	rig_close(&r);
+	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
+}
+
+/* The same over shared memory: a peer that lets its lock go but goes on
+ * producing on ring 1. */
+struct shm_flood {
+	struct punt_ring_view out;
+	volatile int stop;
+	unsigned long records;
+};
+
+static void *shm_flooder(void *arg)
+{
+	struct shm_flood *f = arg;
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!f->stop) {
+		uint8_t *d = punt_ring_reserve(&f->out);
+		if (d != NULL) {
+			memset(d, 0, PUNT_HDR_LEN + 64);
+			punt_hdr_put(d, 64, 0);
+			d[PUNT_HDR_LEN + 12] = 0x08;
+			d[PUNT_HDR_LEN + 13] = 0x06;
+			punt_ring_push(&f->out);
+			punt_ring_publish(&f->out);
+			f->records++;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 3)
+			break;
+	}
+	return NULL;
+}
+
+static void test_shm_gone_flood(void)
+{
+	struct rig r;
+	char text[256], name[64];
+	struct punt_shm_seg *seg;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	struct shm_flood f = {0};
+	pthread_t th;
+	int fd;
+
+	snprintf(name, sizeof(name), "le-test-punt-flood-%d", (int)getpid());
+	snprintf(text, sizeof(text), "; class ctl match ether arp : punt shm %s limit 100", name);
+	if (rig_open(&r, text) < 0)
+		return;
+	snprintf(text, sizeof(text), "/%s", name);
+	fd = shm_open(text, O_RDWR, 0);
+	seg = mmap(NULL, punt_shm_size(PUNT_SHM_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(fd >= 0 && seg != MAP_FAILED);
+	CHECK(fcntl(fd, F_SETLK, &fl) == 0, "%s", strerror(errno));
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	CHECK(status(&r).up);
+	punt_ring_view_init(&f.out, seg, seg->ring_off[1], seg->slots);
+	fl.l_type = F_UNLCK;
+	fcntl(fd, F_SETLK, &fl);
+	pthread_create(&th, NULL, shm_flooder, &f);
+	usleep(20000);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rig_pass(&r, 11 * LE_NS_PER_MS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	f.stop = 1;
+	pthread_join(th, NULL);
+	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	struct dp_punt_status st = status(&r);
+	/* the pass's own read (TAKE_MAX) and at most a ring's worth at the check */
+	CHECK(!st.up && st.injected <= PUNT_SHM_SLOTS + 64 && sec < 2.0,
+	      "the pass that found the peer gone took %.3f s and %llu injected frames (%lu written)", sec,
+	      (unsigned long long)st.injected, f.records);
+	rig_books(&r, "shm gone, flooding");
+	munmap(seg, punt_shm_size(PUNT_SHM_SLOTS));
+	close(fd);
+	rig_close(&r);
+	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/le-test-punt-XXXXXX";
@@ -594,9 +817,12 @@ int main(void)
 	} else {
 		test_fifo_books(dir);
 		test_fifo_full(dir);
+		test_fifo_gone_flood(dir);
 		rmdir(dir);
 	}
 	test_shm_books();
+	test_shm_bad_head();
+	test_shm_gone_flood();
 	printf("test_punt: %u passed, %u failed\n", mt_passed, mt_failed);
 	return mt_failed ? 1 : 0;
 }

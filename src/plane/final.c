@@ -31,8 +31,10 @@ int dp_final_reports(struct dp_state *st, const struct dp_options *o, const char
 			rc = -1;
 		} else {
 			dp_report_print_json(f, r);
-			/* A full disk shows only here: say so, not just exit 1. */
-			if (ferror(f) | fclose(f)) {
+			/* A full disk shows only here: say so, not just exit 1.
+			 * ferror first: f is gone once fclose returns. */
+			int failed = ferror(f);
+			if (fclose(f) || failed) {
 				fprintf(stderr, "%s: cannot write %s: %s\n", prog, o->stats_file, strerror(errno));
 				rc = -1;
 			}

@@ -218,6 +218,46 @@ static void reorder(void)
 	fk_fini(&fk);
 }
 
+/* netem's gap rule is `counter < gap - 1` (delayed without a draw), with
+ * a u32 counter that only counts up between reordered frames: at
+ * counter = 2^32 - 1 netem still draws (2^32 - 1 >= gap - 1 for every
+ * gap), so `reorder 100%` reorders that frame. Computed as counter + 1
+ * >= gap in 32 bits the sum wrapped to 0 and the frame was delayed
+ * without a draw: once in every 2^32 frames not reordered (at 10 Mframe/s,
+ * every seven minutes of `reorder 1e-7%`), also at the default gap 1,
+ * where netem draws for every frame. Both paths: le_link_offer and a
+ * burst (offer_drawn keeps the counter in a local). */
+static void reorder_counter_wrap(void)
+{
+	static const char *const texts[] = { "delay 10ms reorder 100%", "delay 10ms reorder 100% gap 5",
+					     "delay 10ms reorder 100% gap 4294967295" };
+
+	for (unsigned t = 0; t < 3; t++)
+		for (int burst = 0; burst < 2; burst++) {
+			struct fakes fk;
+			struct le_link l;
+			struct le_frame out[4];
+			void *h;
+			uint32_t len = 100;
+
+			fk_init(&fk, 0);
+			if (make(&l, texts[t], &fk) < 0)
+				return;
+			l.reorder_counter = UINT32_MAX;
+			h = fk_new(&fk, len);
+			if (burst)
+				le_link_offer_burst(&l, &h, &len, 1, 1000);
+			else
+				le_link_offer(&l, h, len, 1000);
+			CHECK(le_link_dequeue(&l, 1000, out, 4) == 1, "'%s' burst %d: the frame at counter 2^32-1 was not reordered",
+			      texts[t], burst);
+			CHECK_EQ_U64(l.ctr.event[LE_EVENT_REORDERED], 1);
+			CHECK_EQ_U64(l.reorder_counter, 0);
+			le_link_free(&l);
+			fk_fini(&fk);
+		}
+}
+
 /* --- ECN --------------------------------------------------------------------- */
 
 static uint16_t ip_checksum(const uint8_t *h, unsigned n)
@@ -320,6 +360,7 @@ int main(void)
 	duplicate();
 	corrupt();
 	reorder();
+	reorder_counter_wrap();
 	ecn();
 	return mt_summary();
 }

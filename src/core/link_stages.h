@@ -82,10 +82,10 @@ void le_link_stageless_frames(struct le_link *l, void *const *handles, const uin
 static inline __attribute__((always_inline)) int reorder_now(struct le_chance_state *s,
 							     const struct le_link_config *c, uint32_t *counter)
 {
-	/* netem's `counter < gap - 1` (gap >= 1): not `counter + 1 >= gap`,
-	 * whose sum wraps to 0 at counter 2^32 - 1 and skipped that frame's
-	 * draw, where netem draws for it (at every gap, 1 too). */
-	if (*counter >= c->gap - 1 && le_chance_draw(s, &c->reorder)) {
+	/* netem's `counter < gap - 1` (gap >= 1), the sum in 64 bits: in 32
+	 * it wrapped to 0 at counter 2^32 - 1 and skipped that frame's draw,
+	 * where netem draws for it (at every gap, 1 too). */
+	if ((uint64_t)*counter + 1 >= c->gap && le_chance_draw(s, &c->reorder)) {
 		*counter = 0;
 		return 1;
 	}

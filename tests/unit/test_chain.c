@@ -338,6 +338,51 @@ static void swap_lengths(const char *from, const char *to)
 }
 
 
+/* A swap over paths built from `links` (seed 5), started on the first;
+ * the others are built for the test to stage. 0 when one does not build
+ * (grammar() reports it). */
+struct scene {
+	struct fakes fk;
+	struct le_swap sw;
+	struct le_path *p[3];
+};
+
+static int scene_open(struct scene *s, const char *const *links, unsigned n)
+{
+	fk_init(&s->fk, 1);
+	for (unsigned i = 0; i < n; i++)
+		if ((s->p[i] = build(links[i], &s->fk, 5)) == NULL)
+			return 0;
+	le_swap_init(&s->sw, s->p[0]);
+	return 1;
+}
+
+/* Takes every frame due at t, each sent once and due by t: its deadline
+ * into dl[] and, when given, t into taken[] (by the frame's index). */
+static void take_at(struct scene *s, le_ns_t t, le_ns_t *dl, le_ns_t *taken)
+{
+	struct le_frame out[8];
+	unsigned n;
+
+	while ((n = le_swap_dequeue(&s->sw, t, out, 8)) > 0) {
+		CHECK_EQ_U64(fk_sent(&s->fk, out, n), 0);
+		for (unsigned j = 0; j < n; j++) {
+			CHECK(out[j].deadline <= t);
+			dl[fk_idx(out[j].handle)] = out[j].deadline;
+			if (taken != NULL)
+				taken[fk_idx(out[j].handle)] = t;
+		}
+	}
+}
+
+/* Every path freed, and no frame left alive. */
+static void scene_close(struct scene *s)
+{
+	release_all(&s->sw);
+	CHECK_EQ_U64(fk_count(&s->fk, FK_LIVE), 0);
+	fk_fini(&s->fk);
+}
+
 /* A chain made longer live: the old last hop's frames that left its
  * serializer before the change have left the link (chain.h: frames an
  * old hop served go on to the next hop's successor, and the last hop has
@@ -351,50 +396,30 @@ static void grown_keeps_served(const char *from, const char *to, le_ns_t extra)
 {
 	const le_ns_t at = 2 * LE_NS_PER_MS + extra;
 	const le_ns_t want[3] = { extra + LE_NS_PER_MS, extra + 2500000, at + extra + 6 * LE_NS_PER_MS };
+	const char *const links[2] = { from, to };
 
 	for (int polled = 0; polled < 2; polled++) {
-		struct fakes fk;
-		struct le_swap sw;
-		struct le_path *a, *b;
-		struct le_frame out[8];
+		struct scene s;
 		le_ns_t dl[3] = { 0 };
-		unsigned n;
 
-		fk_init(&fk, 1);
-		a = build(from, &fk, 5);
-		b = build(to, &fk, 5);
-		if (a == NULL || b == NULL)
+		if (!scene_open(&s, links, 2))
 			return;
-		le_swap_init(&sw, a);
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, 0);
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, 1500000);
-		CHECK(le_swap_stage(&sw, b, at) == 0);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, 0);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, 1500000);
+		CHECK(le_swap_stage(&s.sw, s.p[1], at) == 0);
 		/* polled: the frame due at 1 ms is taken before the change */
 		for (le_ns_t t = 0; polled && t < at; t += 100000)
-			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
-				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
-				for (unsigned j = 0; j < n; j++)
-					dl[fk_idx(out[j].handle)] = out[j].deadline;
-			}
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, at);
+			take_at(&s, t, dl, NULL);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, at);
 		for (le_ns_t t = at; t < 50 * LE_NS_PER_MS; t += 100000)
-			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
-				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
-				for (unsigned j = 0; j < n; j++) {
-					CHECK(out[j].deadline <= t);
-					dl[fk_idx(out[j].handle)] = out[j].deadline;
-				}
-			}
+			take_at(&s, t, dl, NULL);
 		for (int i = 0; i < 3; i++)
 			CHECK(dl[i] == want[i], "'%s' -> '%s' (%s): frame %d left at %llu, want %llu", from, to,
 			      polled ? "polled" : "not polled", i, (unsigned long long)dl[i], (unsigned long long)want[i]);
-		CHECK_EQ_U64(le_swap_depth(&sw), 0);
-		release_all(&sw);
-		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
-		fk_fini(&fk);
+		CHECK_EQ_U64(le_swap_depth(&s.sw), 0);
+		scene_close(&s);
 	}
 }
-
 
 /* Two changes while a frame is still in the first hop of each chain:
  * `delay 5ms >> delay 1ms`, then `delay 1ms >> delay 1ms` at 1 ms, then
@@ -407,48 +432,31 @@ static void two_changes_one_mover(void)
 {
 	static const le_ns_t polls[2][4] = { { 2000000, 3000000, 6000000, 7000000 },
 					     { 2000000, 6000000, 7000000, 8000000 } };
+	static const char *const links[3] = { "delay 5ms >> delay 1ms", "delay 1ms >> delay 1ms", "delay 1ms" };
 
 	for (int v = 0; v < 2; v++) {
-		struct fakes fk;
-		struct le_swap sw;
-		struct le_path *p[3];
-		struct le_frame out[8];
+		struct scene s;
 		struct le_counters c = { 0 };
 		le_ns_t dl[2] = { 0 }, taken[2] = { 0 };
-		unsigned n;
 
-		fk_init(&fk, 1);
-		p[0] = build("delay 5ms >> delay 1ms", &fk, 5);
-		p[1] = build("delay 1ms >> delay 1ms", &fk, 5);
-		p[2] = build("delay 1ms", &fk, 5);
-		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+		if (!scene_open(&s, links, 3))
 			return;
-		le_swap_init(&sw, p[0]);
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, 500000);
-		CHECK(le_swap_stage(&sw, p[1], LE_NS_PER_MS) == 0);
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, 1500000);
-		CHECK(le_swap_stage(&sw, p[2], 2 * LE_NS_PER_MS) == 0);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, 500000);
+		CHECK(le_swap_stage(&s.sw, s.p[1], LE_NS_PER_MS) == 0);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, 1500000);
+		CHECK(le_swap_stage(&s.sw, s.p[2], 2 * LE_NS_PER_MS) == 0);
 		for (int i = 0; i < 4; i++)
-			while ((n = le_swap_dequeue(&sw, polls[v][i], out, 8)) > 0) {
-				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
-				for (unsigned j = 0; j < n; j++) {
-					dl[fk_idx(out[j].handle)] = out[j].deadline;
-					taken[fk_idx(out[j].handle)] = polls[v][i];
-				}
-			}
+			take_at(&s, polls[v][i], dl, taken);
 		CHECK_EQ_U64(dl[0], 6500000);
 		CHECK_EQ_U64(dl[1], 3500000);
 		CHECK(taken[1] == 6000000 && taken[0] == 7000000,
 		      "polls %d: frame 1 taken at %llu, frame 0 at %llu", v, (unsigned long long)taken[1],
 		      (unsigned long long)taken[0]);
-		le_swap_counters(&sw, &c);
+		le_swap_counters(&s.sw, &c);
 		CHECK_EQ_U64(c.event[LE_EVENT_LATE_ARRIVAL], 0);
-		release_all(&sw);
-		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
-		fk_fini(&fk);
+		scene_close(&s);
 	}
 }
-
 
 /* A chain made plain, then a chain again while the first chain's hop 1
  * still serves a frame: `delay 3ms >> delay 10ms`, `delay 1ms` at 1 ms,
@@ -459,44 +467,29 @@ static void two_changes_one_mover(void)
  * change takes the new chain: 5 + 1 + 1 ms. */
 static void regrown_keeps_its_next_hop(void)
 {
-	for (int polled = 0; polled < 2; polled++) {
-		struct fakes fk;
-		struct le_swap sw;
-		struct le_path *p[3];
-		struct le_frame out[8];
-		le_ns_t dl[2] = { 0 };
-		unsigned n;
+	static const char *const links[3] = { "delay 3ms >> delay 10ms", "delay 1ms", "delay 1ms >> delay 1ms" };
 
-		fk_init(&fk, 1);
-		p[0] = build("delay 3ms >> delay 10ms", &fk, 5);
-		p[1] = build("delay 1ms", &fk, 5);
-		p[2] = build("delay 1ms >> delay 1ms", &fk, 5);
-		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+	for (int polled = 0; polled < 2; polled++) {
+		struct scene s;
+		le_ns_t dl[2] = { 0 };
+
+		if (!scene_open(&s, links, 3))
 			return;
-		le_swap_init(&sw, p[0]);
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, 500000);
-		CHECK(le_swap_stage(&sw, p[1], LE_NS_PER_MS) == 0);
-		le_swap_advance(&sw, LE_NS_PER_MS);
-		CHECK(le_swap_stage(&sw, p[2], 5 * LE_NS_PER_MS) == 0);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, 500000);
+		CHECK(le_swap_stage(&s.sw, s.p[1], LE_NS_PER_MS) == 0);
+		le_swap_advance(&s.sw, LE_NS_PER_MS);
+		CHECK(le_swap_stage(&s.sw, s.p[2], 5 * LE_NS_PER_MS) == 0);
 		for (le_ns_t t = 4 * LE_NS_PER_MS; polled && t < 5 * LE_NS_PER_MS; t += 100000)
-			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0)
-				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, 5 * LE_NS_PER_MS);
+			take_at(&s, t, dl, NULL);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, 5 * LE_NS_PER_MS);
 		for (le_ns_t t = 5 * LE_NS_PER_MS; t < 50 * LE_NS_PER_MS; t += 100000)
-			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
-				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
-				for (unsigned j = 0; j < n; j++)
-					dl[fk_idx(out[j].handle)] = out[j].deadline;
-			}
+			take_at(&s, t, dl, NULL);
 		CHECK(dl[0] == 13500000, "%s: frame 0 left at %llu", polled ? "polled" : "not polled",
 		      (unsigned long long)dl[0]);
 		CHECK_EQ_U64(dl[1], 7 * LE_NS_PER_MS);
-		release_all(&sw);
-		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
-		fk_fini(&fk);
+		scene_close(&s);
 	}
 }
-
 
 /* `limit` across two retiring paths: `delay 1ms >> delay 10ms`, then
  * `delay 1ms >> delay 1ms limit 1` at 2 ms, then `delay 1ms` at 3.5 ms.
@@ -507,43 +500,30 @@ static void regrown_keeps_its_next_hop(void)
  * at 12 ms, when frame 0 is due. */
 static void limit_across_retiring_paths(void)
 {
+	static const char *const links[3] = { "delay 1ms >> delay 10ms", "delay 1ms >> delay 1ms limit 1",
+					      "delay 1ms" };
+
 	for (int coarse = 0; coarse < 2; coarse++) {
-		struct fakes fk;
-		struct le_swap sw;
-		struct le_path *p[3];
-		struct le_frame out[8];
+		struct scene s;
 		struct le_counters c = { 0 };
 		le_ns_t dl[2] = { 0 };
-		unsigned n;
 
-		fk_init(&fk, 1);
-		p[0] = build("delay 1ms >> delay 10ms", &fk, 5);
-		p[1] = build("delay 1ms >> delay 1ms limit 1", &fk, 5);
-		p[2] = build("delay 1ms", &fk, 5);
-		if (p[0] == NULL || p[1] == NULL || p[2] == NULL)
+		if (!scene_open(&s, links, 3))
 			return;
-		le_swap_init(&sw, p[0]);
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, 0);
-		CHECK(le_swap_stage(&sw, p[1], 2 * LE_NS_PER_MS) == 0);
-		le_swap_offer(&sw, fk_new(&fk, 100), 100, 3 * LE_NS_PER_MS);
-		CHECK(le_swap_stage(&sw, p[2], 3500000) == 0);
-		le_swap_advance(&sw, 3500000);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, 0);
+		CHECK(le_swap_stage(&s.sw, s.p[1], 2 * LE_NS_PER_MS) == 0);
+		le_swap_offer(&s.sw, fk_new(&s.fk, 100), 100, 3 * LE_NS_PER_MS);
+		CHECK(le_swap_stage(&s.sw, s.p[2], 3500000) == 0);
+		le_swap_advance(&s.sw, 3500000);
 		for (le_ns_t t = coarse ? 12 * LE_NS_PER_MS : 4 * LE_NS_PER_MS; t < 20 * LE_NS_PER_MS; t += 100000)
-			while ((n = le_swap_dequeue(&sw, t, out, 8)) > 0) {
-				CHECK_EQ_U64(fk_sent(&fk, out, n), 0);
-				for (unsigned j = 0; j < n; j++)
-					dl[fk_idx(out[j].handle)] = out[j].deadline;
-			}
-		le_swap_counters(&sw, &c);
+			take_at(&s, t, dl, NULL);
+		le_swap_counters(&s.sw, &c);
 		CHECK(c.drop[LE_DROP_QUEUE_FULL] == 1 && dl[1] == 0, "%s: frame 1 %s", coarse ? "polled at 12 ms" : "polled",
 		      dl[1] ? "sent" : "not sent");
 		CHECK_EQ_U64(dl[0], 11 * LE_NS_PER_MS);
-		release_all(&sw);
-		CHECK_EQ_U64(fk_count(&fk, FK_LIVE), 0);
-		fk_fini(&fk);
+		scene_close(&s);
 	}
 }
-
 
 /* Sequences of live changes between chains of different lengths, each
  * staged ahead at its model time: every frame leaves (or is dropped) the

@@ -514,36 +514,72 @@ static void test_fifo_full(const char *dir)
 	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
 }
 
+/* The process's side of a shm class, as a process attaches: the
+ * segment mapped, then its lock taken (shm_peer_lock). */
+struct shm_peer {
+	int fd;
+	struct punt_shm_seg *seg;
+	struct flock fl;
+	char path[80];
+};
+
+/* A rig whose class `ctl` is punted to the shm segment
+ * le-test-punt<tag>-PID (`extra` after its name), and that segment
+ * mapped; not locked yet. 0 on success. */
+static int shm_rig_open(struct rig *r, struct shm_peer *p, const char *tag, const char *extra)
+{
+	char name[64], text[256];
+
+	snprintf(name, sizeof(name), "le-test-punt%s-%d", tag, (int)getpid());
+	snprintf(text, sizeof(text), "; class ctl match ether arp : punt shm %s%s", name, extra);
+	if (rig_open(r, text) < 0)
+		return -1;
+	snprintf(p->path, sizeof(p->path), "/%s", name);
+	p->fd = shm_open(p->path, O_RDWR, 0);
+	CHECK(p->fd >= 0);
+	p->seg = mmap(NULL, punt_shm_size(PUNT_SHM_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+	CHECK(p->seg != MAP_FAILED);
+	p->fl = (struct flock){.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	return 0;
+}
+
+/* Takes (the process attaches) or drops (it is gone) the segment's lock:
+ * a POSIX lock conflicts with the daemon's OFD lock, even in one
+ * process. */
+static void shm_peer_lock(struct shm_peer *p, int take)
+{
+	p->fl.l_type = take ? F_WRLCK : F_UNLCK;
+	CHECK(fcntl(p->fd, F_SETLK, &p->fl) == 0, "%s", strerror(errno));
+}
+
+/* The mapping and the rig gone, and no frame left alive. */
+static void shm_rig_close(struct rig *r, struct shm_peer *p)
+{
+	munmap(p->seg, punt_shm_size(PUNT_SHM_SLOTS));
+	close(p->fd);
+	rig_close(r);
+	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
+}
+
 /* Shared memory: attach (lock), echo through the rings, full ring, death. */
 static void test_shm_books(void)
 {
 	struct rig r;
-	char text[256], name[64];
-	struct punt_shm_seg *seg;
+	struct shm_peer p;
 	struct punt_ring_view in, out;
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-	int fd;
 
-	snprintf(name, sizeof(name), "le-test-punt-%d", (int)getpid());
-	snprintf(text, sizeof(text), "; class ctl match ether arp : punt shm %s", name);
-	if (rig_open(&r, text) < 0)
+	if (shm_rig_open(&r, &p, "", "") < 0)
 		return;
-	snprintf(text, sizeof(text), "/%s", name);
-	fd = shm_open(text, O_RDWR, 0);
-	CHECK(fd >= 0);
-	seg = mmap(NULL, punt_shm_size(PUNT_SHM_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHECK(seg != MAP_FAILED && seg->magic == PUNT_MAGIC && seg->slots == PUNT_SHM_SLOTS);
+	CHECK(p.seg->magic == PUNT_MAGIC && p.seg->slots == PUNT_SHM_SLOTS);
 	rig_offer(&r, frame(1, 1));
 	rig_pass(&r, 11 * LE_NS_PER_MS);
 	CHECK(status(&r).down == 1 && !status(&r).up, "no lock: no process");
-	/* attach: a POSIX lock conflicts with the daemon's OFD lock, even in
-	 * one process */
-	CHECK(fcntl(fd, F_SETLK, &fl) == 0, "%s", strerror(errno));
-	seg->peer_pid = 4242;
+	shm_peer_lock(&p, 1);
+	p.seg->peer_pid = 4242;
 	rig_pass(&r, 11 * LE_NS_PER_MS);
 	CHECK(status(&r).up && status(&r).peer_pid == 4242);
-	punt_ring_view_init(&in, seg, seg->ring_off[0], seg->slots);
-	punt_ring_view_init(&out, seg, seg->ring_off[1], seg->slots);
+	punt_ring_view_init(&in, p.seg, p.seg->ring_off[0], p.seg->slots);
+	punt_ring_view_init(&out, p.seg, p.seg->ring_off[1], p.seg->slots);
 	for (unsigned i = 0; i < PUNT_SHM_SLOTS + 5; i++)
 		rig_offer(&r, frame(1, (uint8_t)i));
 	rig_pass(&r, 1000);
@@ -569,17 +605,13 @@ static void test_shm_books(void)
 	rig_books(&r, "shm answered");
 	/* the process dies (its lock goes): what it held is lost, the ring is
 	 * emptied for the next one */
-	fl.l_type = F_UNLCK;
-	fcntl(fd, F_SETLK, &fl);
+	shm_peer_lock(&p, 0);
 	rig_pass(&r, 11 * LE_NS_PER_MS);
 	st = status(&r);
 	CHECK(!st.up && st.peers_lost == 1 && st.held == 0 && st.down == 1 + PUNT_SHM_SLOTS - 101);
 	rig_books(&r, "shm process gone");
-	munmap(seg, punt_shm_size(PUNT_SHM_SLOTS));
-	close(fd);
-	rig_close(&r);
-	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
-	CHECK(shm_open(text, O_RDWR, 0) < 0, "the segment is removed at close");
+	shm_rig_close(&r, &p);
+	CHECK(shm_open(p.path, O_RDWR, 0) < 0, "the segment is removed at close");
 }
 
 /* A process that publishes a head more than a ring's slots ahead of the
@@ -590,26 +622,16 @@ static void test_shm_books(void)
 static void test_shm_bad_head(void)
 {
 	struct rig r;
-	char text[256], name[64];
-	struct punt_shm_seg *seg;
+	struct shm_peer p;
 	struct punt_ring_view in, out;
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-	int fd;
 
-	snprintf(name, sizeof(name), "le-test-punt-head-%d", (int)getpid());
-	snprintf(text, sizeof(text), "; class ctl match ether arp : punt shm %s", name);
-	if (rig_open(&r, text) < 0)
+	if (shm_rig_open(&r, &p, "-head", "") < 0)
 		return;
-	snprintf(text, sizeof(text), "/%s", name);
-	fd = shm_open(text, O_RDWR, 0);
-	CHECK(fd >= 0);
-	seg = mmap(NULL, punt_shm_size(PUNT_SHM_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHECK(seg != MAP_FAILED);
-	CHECK(fcntl(fd, F_SETLK, &fl) == 0, "%s", strerror(errno));
+	shm_peer_lock(&p, 1);
 	rig_pass(&r, 11 * LE_NS_PER_MS);
 	CHECK(status(&r).up);
-	punt_ring_view_init(&in, seg, seg->ring_off[0], seg->slots);
-	punt_ring_view_init(&out, seg, seg->ring_off[1], seg->slots);
+	punt_ring_view_init(&in, p.seg, p.seg->ring_off[0], p.seg->slots);
+	punt_ring_view_init(&out, p.seg, p.seg->ring_off[1], p.seg->slots);
 	/* one frame, answered properly: slot 0 of ring 1 now holds a record */
 	rig_offer(&r, frame(1, 1));
 	rig_pass(&r, 1000);
@@ -636,8 +658,7 @@ static void test_shm_bad_head(void)
 	rig_books(&r, "shm bad head");
 	/* and a head 2^31 ahead when the process dies: the check returns */
 	__atomic_store_n(&out.ctl->head, out.local + 3 * PUNT_SHM_SLOTS + 0x80000000u, __ATOMIC_RELEASE);
-	fl.l_type = F_UNLCK;
-	fcntl(fd, F_SETLK, &fl);
+	shm_peer_lock(&p, 0);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rig_pass(&r, 11 * LE_NS_PER_MS);
@@ -647,10 +668,7 @@ static void test_shm_bad_head(void)
 	CHECK(!st.up && st.injected == 0 && s < 1.0, "death with a bad head: %.2f s, injected %llu", s,
 	      (unsigned long long)st.injected);
 	rig_books(&r, "shm bad head, gone");
-	munmap(seg, punt_shm_size(PUNT_SHM_SLOTS));
-	close(fd);
-	rig_close(&r);
-	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
+	shm_rig_close(&r, &p);
 }
 
 /* A peer that closes PATH.out (gone, as the daemon sees it) but goes on
@@ -687,13 +705,29 @@ static void *flooder(void *arg)
 	return NULL;
 }
 
+/* The pass that finds the peer gone, while `flood` (a thread started 20
+ * ms before) writes on; then the thread stopped (*stop). Its seconds. */
+static double pass_under_flood(struct rig *r, void *(*flood)(void *), void *arg, volatile int *stop)
+{
+	pthread_t th;
+	struct timespec t0, t1;
+
+	pthread_create(&th, NULL, flood, arg);
+	usleep(20000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rig_pass(r, 11 * LE_NS_PER_MS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*stop = 1;
+	pthread_join(th, NULL);
+	return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
 static void test_fifo_gone_flood(const char *dir)
 {
 	struct rig r;
 	char text[512], path[256];
 	int rfd;
 	struct flood f = {0};
-	pthread_t th;
 
 	snprintf(text, sizeof(text), "; class ctl match ether arp : punt fifo %s/g limit 100", dir);
 	if (rig_open(&r, text) < 0)
@@ -706,15 +740,7 @@ static void test_fifo_gone_flood(const char *dir)
 	rig_pass(&r, 11 * LE_NS_PER_MS);
 	CHECK(status(&r).up);
 	close(rfd); /* gone, as the daemon will see at its next check */
-	pthread_create(&th, NULL, flooder, &f);
-	usleep(20000);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rig_pass(&r, 11 * LE_NS_PER_MS);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	f.stop = 1;
-	pthread_join(th, NULL);
-	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double sec = pass_under_flood(&r, flooder, &f, &f.stop);
 	/* at most what the pipe and the daemon's read buffer held */
 	long cap = (fcntl(f.fd, F_GETPIPE_SZ) + (long)PUNT_RBUF_SIZE) / (PUNT_HDR_LEN + 64);
 	struct dp_punt_status st = status(&r);
@@ -762,46 +788,24 @@ static void *shm_flooder(void *arg)
 static void test_shm_gone_flood(void)
 {
 	struct rig r;
-	char text[256], name[64];
-	struct punt_shm_seg *seg;
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+	struct shm_peer p;
 	struct shm_flood f = {0};
-	pthread_t th;
-	int fd;
 
-	snprintf(name, sizeof(name), "le-test-punt-flood-%d", (int)getpid());
-	snprintf(text, sizeof(text), "; class ctl match ether arp : punt shm %s limit 100", name);
-	if (rig_open(&r, text) < 0)
+	if (shm_rig_open(&r, &p, "-flood", " limit 100") < 0)
 		return;
-	snprintf(text, sizeof(text), "/%s", name);
-	fd = shm_open(text, O_RDWR, 0);
-	seg = mmap(NULL, punt_shm_size(PUNT_SHM_SLOTS), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHECK(fd >= 0 && seg != MAP_FAILED);
-	CHECK(fcntl(fd, F_SETLK, &fl) == 0, "%s", strerror(errno));
+	shm_peer_lock(&p, 1);
 	rig_pass(&r, 11 * LE_NS_PER_MS);
 	CHECK(status(&r).up);
-	punt_ring_view_init(&f.out, seg, seg->ring_off[1], seg->slots);
-	fl.l_type = F_UNLCK;
-	fcntl(fd, F_SETLK, &fl);
-	pthread_create(&th, NULL, shm_flooder, &f);
-	usleep(20000);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rig_pass(&r, 11 * LE_NS_PER_MS);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	f.stop = 1;
-	pthread_join(th, NULL);
-	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	punt_ring_view_init(&f.out, p.seg, p.seg->ring_off[1], p.seg->slots);
+	shm_peer_lock(&p, 0);
+	double sec = pass_under_flood(&r, shm_flooder, &f, &f.stop);
 	struct dp_punt_status st = status(&r);
 	/* the pass's own read (TAKE_MAX) and at most a ring's worth at the check */
 	CHECK(!st.up && st.injected <= PUNT_SHM_SLOTS + 64 && sec < 2.0,
 	      "the pass that found the peer gone took %.3f s and %llu injected frames (%lu written)", sec,
 	      (unsigned long long)st.injected, f.records);
 	rig_books(&r, "shm gone, flooding");
-	munmap(seg, punt_shm_size(PUNT_SHM_SLOTS));
-	close(fd);
-	rig_close(&r);
-	CHECK(live_frames == 0, "%ld frames leaked", live_frames);
+	shm_rig_close(&r, &p);
 }
 
 int main(void)

@@ -23,8 +23,9 @@ static void usage(void)
 	       "\n"
 	       "and linkemud's options (--a2b, --b2a, --seed, --burst, --control, --no-control,\n"
 	       "--max-limit, --no-pm-qos, --json, --stats-file, --check, --wait: busy is --busy-poll,\n"
-	       "adaptive the default); --layout and --ring-size\n"
-	       "do not apply (one thread runs both directions). Grammar: docs/grammar.md.\n");
+	       "adaptive the default); --layout and --ring-size do not apply (one thread runs both\n"
+	       "directions), nor --held-mbufs, --compact-after, --no-compact (no mbufs) and --idle-us.\n"
+	       "Grammar: docs/grammar.md.\n");
 }
 
 int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen)
@@ -53,6 +54,17 @@ int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen
 			k->busy_poll = 1;
 		} else if (strcmp(a, "--layout") == 0 || strcmp(a, "--ring-size") == 0) {
 			snprintf(err, errlen, "%s does not apply to linkemuk (one thread runs both directions)", a);
+			return -1;
+		} else if (strcmp(a, "--held-mbufs") == 0 || strcmp(a, "--compact-after") == 0 ||
+			   strcmp(a, "--no-compact") == 0) {
+			/* linkemud's options, which the shared parser takes too:
+			 * accepted here they did nothing, and said nothing. */
+			snprintf(err, errlen, "%s does not apply to linkemuk (its frames wait in plain buffers, not mbufs)",
+				 a);
+			return -1;
+		} else if (strcmp(a, "--idle-us") == 0) {
+			snprintf(err, errlen,
+				 "--idle-us does not apply to linkemuk (its thread sleeps as soon as a pass moves nothing)");
 			return -1;
 		} else {
 			if (k->argc >= K_ARGS_MAX) {

@@ -51,6 +51,12 @@ def test_linkemuk_bad_input_exits_2_naming_it(linkemuk_bin):
     assert cp.returncode == 2 and "--iface-a and --iface-b are required" in cp.stderr, cp.stderr
     cp = _linkemuk(linkemuk_bin, "--iface-a", "x", "--iface-b", "y", "--layout", "pipeline")
     assert cp.returncode == 2 and "does not apply to linkemuk" in cp.stderr, cp.stderr
+    # linkemud's own options: refused, not silently ignored
+    for opt, why in (("--held-mbufs", "not mbufs"), ("--compact-after", "not mbufs"),
+                     ("--no-compact", "not mbufs"), ("--idle-us", "sleeps as soon as a pass moves nothing")):
+        cp = _linkemuk(linkemuk_bin, "--iface-a", "x", "--iface-b", "y", opt, "100")
+        assert cp.returncode == 2 and f"{opt} does not apply to linkemuk" in cp.stderr and why in cp.stderr, \
+            (opt, cp.stderr)
     cp = _linkemuk(linkemuk_bin, "--iface-a", "x", "--iface-b", "y", "--spin-us", "soon")
     assert cp.returncode == 2 and "--spin-us: 'soon'" in cp.stderr and "(or auto)" in cp.stderr, cp.stderr
     # one interface on both sides would reflect every frame back, twice

@@ -47,7 +47,8 @@ def test_good_file():
 @pytest.mark.parametrize("text,ns", [("0s", 0), ("1.5s", 1_500_000_000), ("250ms", 250_000_000),
                                      ("0.1s", 100_000_000), ("10us", 10_000), ("7ns", 7),
                                      ("2min", 120_000_000_000), ("1h", 3_600_000_000_000),
-                                     (" 3 ms ", 3_000_000), (".5s", 500_000_000)])
+                                     (" 3 ms ", 3_000_000), (".5s", 500_000_000),
+                                     ("1.5us", 1_500), (f"{1 << 62}ns", 1 << 62)])
 def test_times(text, ns):
     assert parse_time(text) == ns
 
@@ -55,7 +56,10 @@ def test_times(text, ns):
 @pytest.mark.parametrize("bad,msg", [(10, "write it as a string with a unit"),
                                      ("10", "a number and a unit"), ("ten s", "bad time"),
                                      ("-1s", "bad time"), ("1.5 parsecs", "bad time"),
-                                     (True, "bad time")])
+                                     (True, "bad time"),
+                                     # past the daemon's `at` limit: refused at check time
+                                     ("99999999999999999999h", "beyond 2\\^62 ns"),
+                                     ("1.5ns", "finer than 1 ns")])
 def test_bad_times(bad, msg):
     with pytest.raises(ValueError, match=msg):
         parse_time(bad)

@@ -76,6 +76,7 @@ POLL_S = 0.1
 # The log is rewritten after a step only when the next one is at least this
 # far off (a long scenario's log takes a while to write); always at the end.
 WRITE_MARGIN_NS = 20_000_000
+TIME_MAX_NS = 1 << 62  # the daemon's limit for `set ... at` (src/plane/control.c)
 MAX_GRAMMAR = 4000     # a `set` line must fit the daemon's 4096-byte limit
 
 _TIME_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(ns|us|µs|ms|s|min|h)\s*$")
@@ -140,7 +141,15 @@ def parse_time(value) -> int:
     scale = _UNIT_NS[unit]
     ns = int(whole or "0") * scale
     if frac:
-        ns += int(frac) * scale // 10 ** len(frac)
+        part = int(frac) * scale
+        if part % 10 ** len(frac):
+            raise ValueError(f"bad time '{value}': finer than 1 ns")
+        ns += part // 10 ** len(frac)
+    # The daemon's `set ... at` takes model times up to 2^62 ns (about 146
+    # years, control.c LE_TIME_AT_MAX): refused here, at check time, not
+    # by the daemon in the middle of a play.
+    if ns > TIME_MAX_NS:
+        raise ValueError(f"bad time '{value}': beyond 2^62 ns (about 146 years), the daemon's limit")
     return ns
 
 

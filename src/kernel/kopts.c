@@ -28,11 +28,32 @@ static void usage(void)
 	       "Grammar: docs/grammar.md.\n");
 }
 
+/* Why one of linkemud's options, which the shared parser (options.c)
+ * takes too, does not apply here; NULL for the others. Accepted, they
+ * did nothing and said nothing. */
+static const char *linkemud_only(const char *a)
+{
+	static const struct {
+		const char *option, *why;
+	} refused[] = {
+		{"--layout", "one thread runs both directions"},
+		{"--ring-size", "one thread runs both directions"},
+		{"--held-mbufs", "its frames wait in plain buffers, not mbufs"},
+		{"--compact-after", "its frames wait in plain buffers, not mbufs"},
+		{"--no-compact", "its frames wait in plain buffers, not mbufs"},
+		{"--idle-us", "its thread sleeps as soon as a pass moves nothing"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (strcmp(a, refused[i].option) == 0)
+			return refused[i].why;
+	return NULL;
+}
+
 int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen)
 {
 	memset(k, 0, sizeof(*k));
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *why;
 		int has_value = i + 1 < argc;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage();
@@ -52,19 +73,8 @@ int kopts_parse(int argc, char **argv, struct kopts *k, char *err, size_t errlen
 				k->iface[a[8] == 'a' ? 0 : 1] = argv[++i];
 		} else if (strcmp(a, "--busy-poll") == 0) {
 			k->busy_poll = 1;
-		} else if (strcmp(a, "--layout") == 0 || strcmp(a, "--ring-size") == 0) {
-			snprintf(err, errlen, "%s does not apply to linkemuk (one thread runs both directions)", a);
-			return -1;
-		} else if (strcmp(a, "--held-mbufs") == 0 || strcmp(a, "--compact-after") == 0 ||
-			   strcmp(a, "--no-compact") == 0) {
-			/* linkemud's options, which the shared parser takes too:
-			 * accepted here they did nothing, and said nothing. */
-			snprintf(err, errlen, "%s does not apply to linkemuk (its frames wait in plain buffers, not mbufs)",
-				 a);
-			return -1;
-		} else if (strcmp(a, "--idle-us") == 0) {
-			snprintf(err, errlen,
-				 "--idle-us does not apply to linkemuk (its thread sleeps as soon as a pass moves nothing)");
+		} else if ((why = linkemud_only(a)) != NULL) {
+			snprintf(err, errlen, "%s does not apply to linkemuk (%s)", a, why);
 			return -1;
 		} else {
 			if (k->argc >= K_ARGS_MAX) {

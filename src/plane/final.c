@@ -26,18 +26,17 @@ int dp_final_reports(struct dp_state *st, const struct dp_options *o, const char
 	fflush(stdout);
 	if (o->stats_file) {
 		FILE *f = fopen(o->stats_file, "w");
-		if (!f) {
+		int failed = f == NULL;
+		if (f) {
+			dp_report_print_json(f, r);
+			/* A full disk shows only here, not at fopen. ferror
+			 * first: f is gone once fclose returns. */
+			failed = ferror(f);
+			failed |= fclose(f) != 0;
+		}
+		if (failed) {
 			fprintf(stderr, "%s: cannot write %s: %s\n", prog, o->stats_file, strerror(errno));
 			rc = -1;
-		} else {
-			dp_report_print_json(f, r);
-			/* A full disk shows only here: say so, not just exit 1.
-			 * ferror first: f is gone once fclose returns. */
-			int failed = ferror(f);
-			if (fclose(f) || failed) {
-				fprintf(stderr, "%s: cannot write %s: %s\n", prog, o->stats_file, strerror(errno));
-				rc = -1;
-			}
 		}
 	}
 	for (int d = 0; d < LE_DIRS; d++)

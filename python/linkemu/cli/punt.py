@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 from linkemu.bed import paths
+from linkemu.bed.procs import terminate
 from linkemu.errors import LinkemuError
 from linkemu.instruments.tools import require_tool
 
@@ -91,11 +92,6 @@ def reap(procs: list[subprocess.Popen], timeout: float = 5.0) -> None:
         try:
             p.wait(timeout)
         except subprocess.TimeoutExpired:
-            p.terminate()
-            try:
-                p.wait(timeout)
-            except subprocess.TimeoutExpired:
-                # Stuck past SIGTERM: raising here would skip the other
-                # echoes and leave this one running.
-                p.kill()
-                p.wait()
+            # SIGTERM, then SIGKILL: one stuck past SIGTERM must not skip
+            # the other echoes or stay running.
+            terminate(p.pid, timeout, p)

@@ -21,6 +21,7 @@ import signal
 import sys
 
 from linkemu import api
+from linkemu.bed import procs
 from linkemu.bed.interrupts import interruptible, shielded
 from linkemu.cli import profile
 from linkemu.daemon import daemon
@@ -138,14 +139,10 @@ def run_foreground(argv: list[str], env: dict, link: api.Link) -> int:
             if code is not None:
                 print(f"linkemu: linkemud exited by itself (code {code}) while COMMAND ran; "
                       f"ending COMMAND", file=sys.stderr)
-                child.terminate()
-                try:
-                    child.wait(END_GRACE_S)
-                except subprocess.TimeoutExpired:
-                    # An interactive shell (the default COMMAND) ignores
-                    # SIGTERM: waiting on would hang until the user left it.
-                    child.kill()
-                    child.wait()
+                # SIGKILL after the grace: an interactive shell (the
+                # default COMMAND) ignores SIGTERM, and waiting on would
+                # hang until the user left it.
+                procs.terminate(child.pid, END_GRACE_S, child)
                 return 1
     finally:
         for s, h in old.items():

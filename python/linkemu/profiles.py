@@ -93,7 +93,7 @@ def load_file(path: Path) -> Profile:
         _require(isinstance(link, str), path, f"[{d}] link must be a string of link grammar")
         # The daemon reads a C string (a NUL would cut the link short) and
         # a NUL in a file name cannot be resolved: text only.
-        bad = next((c for c in link if ord(c) < 0x20 and c not in "\t\n\r" or c == "\x7f"), None)
+        bad = daemon.control_character(link, "\t\n\r")
         _require(bad is None, path, f"[{d}] link holds the control character {bad!r}")
         links[d] = link.strip()
     base = path.resolve().parent

@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+from linkemu.daemon.scenario import exact_ns
 from linkemu.errors import UsageError
 
 _TIME_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|ms|s)?\s*$")
@@ -28,12 +29,10 @@ def parse_delays(text: str) -> tuple[int, ...]:
         # Exact decimal arithmetic, as the daemon's grammar: through a
         # float, 1.001ms was 1000999.9999999999 ns ("finer than 1 ns") and
         # 1.0000000000000001s was 1 s.
-        whole, _, frac = m.group(1).partition(".")
-        frac = frac.rstrip("0")
-        scale = _UNITS[m.group(2)]
-        if scale % 10 ** len(frac):
-            raise UsageError(f"--delays: '{part.strip()}' is finer than 1 ns")
-        out.append(int(whole) * scale + (int(frac) * (scale // 10 ** len(frac)) if frac else 0))
+        try:
+            out.append(exact_ns(m.group(1), _UNITS[m.group(2)]))
+        except ValueError:
+            raise UsageError(f"--delays: '{part.strip()}' is finer than 1 ns") from None
     return tuple(out)
 
 

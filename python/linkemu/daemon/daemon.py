@@ -114,6 +114,13 @@ def ports_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
             "--file-prefix", b.file_prefix, *b.eal_ports(cfg.pmd), "--"]
 
 
+def control_character(text: str, allowed: str = "\t") -> str | None:
+    """The first control character (C0 or DEL) of text not in `allowed`,
+    or None. The daemon reads a link as a C string (a NUL cuts it short)
+    and no word of the grammar holds one."""
+    return next((c for c in text if ord(c) < 0x20 and c not in allowed or c == "\x7f"), None)
+
+
 def check_link(binary: str | os.PathLike, grammar: str) -> str | None:
     """Ask linkemud whether a link's grammar is valid (`linkemud --check`):
     None if it is, else linkemud's reason (naming the word, and the word

@@ -59,7 +59,7 @@ from pathlib import Path
 
 from linkemu.daemon.control import (DIRECTIONS, ControlClient, ControlClosed, ControlError,
                                     DaemonRefused, daemon_has_timed_set, daemon_supports)
-from linkemu.daemon.daemon import check_link
+from linkemu.daemon.daemon import check_link, control_character
 from linkemu.errors import LinkemuError, UsageError
 
 # Sleep until this long before a step's time, then spin: a Linux sleep
@@ -124,6 +124,21 @@ class Scenario:
 
 # --- times ---------------------------------------------------------------------------
 
+def exact_ns(number: str, scale: int) -> int:
+    """A decimal number ('1.5', '.5', '2.') times `scale` ns, in exact
+    decimal arithmetic: "0.1" s is 100000000 ns, not 100000000.00000001,
+    and "1.001" ms is not 1000999.9999999999. ValueError when the result
+    is finer than 1 ns."""
+    whole, _, frac = number.partition(".")
+    ns = int(whole or "0") * scale
+    if frac:
+        part = int(frac) * scale
+        if part % 10 ** len(frac):
+            raise ValueError("finer than 1 ns")
+        ns += part // 10 ** len(frac)
+    return ns
+
+
 def parse_time(value) -> int:
     """"1.5s" -> 1_500_000_000 ns. Raises ValueError with the reason."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -136,15 +151,10 @@ def parse_time(value) -> int:
         raise ValueError(f"bad time '{value}' (a number and a unit: ns, us, ms, s, min, h; "
                          f"e.g. '1.5s', '250ms')")
     num, unit = m.groups()
-    # Exact decimal arithmetic: "0.1s" is 100000000 ns, not 100000000.00000001.
-    whole, _, frac = num.partition(".")
-    scale = _UNIT_NS[unit]
-    ns = int(whole or "0") * scale
-    if frac:
-        part = int(frac) * scale
-        if part % 10 ** len(frac):
-            raise ValueError(f"bad time '{value}': finer than 1 ns")
-        ns += part // 10 ** len(frac)
+    try:
+        ns = exact_ns(num, _UNIT_NS[unit])
+    except ValueError as e:
+        raise ValueError(f"bad time '{value}': {e}") from None
     # The daemon's `set ... at` takes model times up to 2^62 ns (about 146
     # years, control.c LE_TIME_AT_MAX): refused here, at check time, not
     # by the daemon in the middle of a play.
@@ -231,7 +241,7 @@ def _grammar(value, where: str) -> str:
         raise ValueError(f"{where} must be one line")
     # As in a profile: the daemon reads a C string (a NUL cut the check's
     # argument short, in fact raised a traceback) and no word holds one.
-    bad = next((c for c in value if ord(c) < 0x20 and c != "\t" or c == "\x7f"), None)
+    bad = control_character(value)
     if bad is not None:
         raise ValueError(f"{where} holds the control character {bad!r}")
     if len(value.encode()) > MAX_GRAMMAR:

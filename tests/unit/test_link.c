@@ -4,19 +4,7 @@
 #include "fake.h"
 #include "link.h"
 #include "minitest.h"
-
-static int make(struct le_link *l, const char *text, struct fakes *fk)
-{
-	struct le_link_config c;
-	char err[LE_ERR_MAX] = "";
-
-	if (le_config_parse(text, &c, err, sizeof(err)) != 0 ||
-	    le_link_init_ops(l, &c, LE_DIR_A2B, 0, 1, &fk->ops, err, sizeof(err)) != 0) {
-		CHECK(0, "'%s': %s", text, err);
-		return -1;
-	}
-	return 0;
-}
+#include "fake_link.h"
 
 static int conserved(const struct le_link *l)
 {
@@ -41,7 +29,7 @@ static void exact_deadlines(void)
 		struct le_frame out[4];
 
 		fk_init(&fk, 0);
-		if (make(&l, cases[i].text, &fk) < 0)
+		if (fk_make_link(&l, cases[i].text, &fk) < 0)
 			continue;
 		for (unsigned a = 0; a < 4; a++) {
 			le_ns_t t = arrivals[a], dl = t + cases[i].delay;
@@ -75,7 +63,7 @@ static void in_order_at_deadline(void)
 	unsigned bad = 0, got = 0;
 
 	fk_init(&fk, 0);
-	if (make(&l, "delay 1ms", &fk) < 0)
+	if (fk_make_link(&l, "delay 1ms", &fk) < 0)
 		return;
 	/* Ten frames 7 ns apart; step time 1 ns at a time around the deadlines:
 	 * each frame leaves exactly at arrival + 1 ms, alone, in order. */
@@ -102,7 +90,7 @@ static void limit_counts_held_frames(void)
 	struct le_frame out[8];
 
 	fk_init(&fk, 0);
-	if (make(&l, "delay 10ms limit 3", &fk) < 0)
+	if (fk_make_link(&l, "delay 10ms limit 3", &fk) < 0)
 		return;
 	for (int i = 0; i < 5; i++)
 		le_link_offer(&l, fk_new(&fk, 100), 100, (le_ns_t)i * 1000);
@@ -149,7 +137,7 @@ static void randomized_conservation(void)
 
 		fk_init(&fk, 1);
 		fk.fail_clone_every = 7;
-		if (make(&l, texts[t], &fk) < 0)
+		if (fk_make_link(&l, texts[t], &fk) < 0)
 			continue;
 		for (int i = 0; i < 100000; i++) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64: test schedule only */
@@ -218,7 +206,7 @@ static uint64_t run_polling(const char *text, int pattern, struct le_counters *c
 	le_ns_t t = 0;
 
 	fk_init(&fk, 1);
-	if (make(&l, text, &fk) < 0)
+	if (fk_make_link(&l, text, &fk) < 0)
 		return 0;
 	for (int i = 0; i < 20000; i++) {
 		le_ns_t arrival;
@@ -305,7 +293,7 @@ static uint64_t run_bursts(const char *text, int fine, struct le_counters *ctr)
 	le_ns_t t = 0;
 
 	fk_init(&fk, 1);
-	if (make(&l, text, &fk) < 0)
+	if (fk_make_link(&l, text, &fk) < 0)
 		return 0;
 	for (unsigned b = 0; b <= sizeof(at) / sizeof(at[0]); b++) {
 		const le_ns_t until = b < sizeof(at) / sizeof(at[0]) ? at[b] : 20 * LE_NS_PER_MS;
@@ -359,7 +347,7 @@ static void late_arrival(void)
 	struct le_frame out[4];
 
 	fk_init(&fk, 0);
-	if (make(&l, "delay 1ms", &fk) < 0)
+	if (fk_make_link(&l, "delay 1ms", &fk) < 0)
 		return;
 	CHECK_EQ_U64(le_link_dequeue(&l, 5000000, out, 4), 0);
 	le_link_offer(&l, fk_new(&fk, 100), 100, 4500000);

@@ -7,19 +7,7 @@
 #include "fake.h"
 #include "link.h"
 #include "minitest.h"
-
-static int make(struct le_link *l, const char *text, struct fakes *fk)
-{
-	struct le_link_config c;
-	char err[LE_ERR_MAX] = "";
-
-	if (le_config_parse(text, &c, err, sizeof(err)) != 0 ||
-	    le_link_init_ops(l, &c, LE_DIR_A2B, 0, 1, &fk->ops, err, sizeof(err)) != 0) {
-		CHECK(0, "'%s': %s", text, err);
-		return -1;
-	}
-	return 0;
-}
+#include "fake_link.h"
 
 /* 5-sigma two-sided binomial bound: |k - n p| <= 5 sqrt(n p (1-p)); a
  * correct implementation fails with probability below 6e-7. */
@@ -49,7 +37,7 @@ static void duplicate(void)
 	unsigned order_bad = 0;
 
 	fk_init(&fk, 0);
-	if (make(&l, "delay 1ms duplicate 10% limit 1000000", &fk) < 0)
+	if (fk_make_link(&l, "delay 1ms duplicate 10% limit 1000000", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < n; i++)
 		le_link_offer(&l, fk_new(&fk, 100), 100, (le_ns_t)i * 1000);
@@ -76,7 +64,7 @@ static void duplicate(void)
 	/* A failed copy is an event, not a drop and not a frame. */
 	fk_init(&fk, 0);
 	fk.fail_clone_every = 2;
-	if (make(&l, "duplicate 100% limit 100000", &fk) < 0)
+	if (fk_make_link(&l, "duplicate 100% limit 100000", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < 1000; i++)
 		le_link_offer(&l, fk_new(&fk, 100), 100, i);
@@ -93,7 +81,7 @@ static void duplicate(void)
 	 * meets the loss model again. With loss 100%, copies are all lost:
 	 * rx + dup = drops exactly. */
 	fk_init(&fk, 0);
-	if (make(&l, "loss 50% duplicate 50%", &fk) < 0)
+	if (fk_make_link(&l, "loss 50% duplicate 50%", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < 100000; i++)
 		le_link_offer(&l, fk_new(&fk, 100), 100, i);
@@ -122,7 +110,7 @@ static void corrupt(void)
 	unsigned one_bit = 0, other = 0, changed = 0;
 
 	fk_init(&fk, 1);
-	if (make(&l, "corrupt 5% limit 1000000", &fk) < 0)
+	if (fk_make_link(&l, "corrupt 5% limit 1000000", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < n; i++) {
 		void *h = fk_new(&fk, 60 + i % 1000);
@@ -147,7 +135,7 @@ static void corrupt(void)
 	/* the flip stays within the frame (a 1-byte frame can only lose its
 	 * one byte's bit) */
 	fk_init(&fk, 1);
-	if (make(&l, "corrupt 100%", &fk) < 0)
+	if (fk_make_link(&l, "corrupt 100%", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < 1000; i++)
 		le_link_offer(&l, fk_new(&fk, 1), 1, i);
@@ -173,7 +161,7 @@ static void reorder(void)
 	const unsigned n = 100000;
 
 	fk_init(&fk, 0);
-	if (make(&l, "delay 10ms reorder 25% limit 1000000", &fk) < 0)
+	if (fk_make_link(&l, "delay 10ms reorder 25% limit 1000000", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < n; i++)
 		le_link_offer(&l, fk_new(&fk, 100), 100, (le_ns_t)i * 1000);
@@ -182,7 +170,7 @@ static void reorder(void)
 	fk_fini(&fk);
 
 	fk_init(&fk, 0);
-	if (make(&l, "delay 10ms reorder 100% gap 5", &fk) < 0)
+	if (fk_make_link(&l, "delay 10ms reorder 100% gap 5", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < 20; i++)
 		le_link_offer(&l, fk_new(&fk, 100), 100, (le_ns_t)i * 1000);
@@ -199,7 +187,7 @@ static void reorder(void)
 	/* gap 3, 50%: only frames after at least two delayed ones may go
 	 * ahead; never two reordered frames closer than 3 apart. */
 	fk_init(&fk, 0);
-	if (make(&l, "delay 10ms reorder 50% gap 3 limit 100000", &fk) < 0)
+	if (fk_make_link(&l, "delay 10ms reorder 50% gap 3 limit 100000", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < 10000; i++)
 		le_link_offer(&l, fk_new(&fk, 100), 100, (le_ns_t)i * 1000);
@@ -241,7 +229,7 @@ static void reorder_counter_wrap(void)
 			uint32_t len = 100;
 
 			fk_init(&fk, 0);
-			if (make(&l, texts[t], &fk) < 0)
+			if (fk_make_link(&l, texts[t], &fk) < 0)
 				return;
 			l.reorder_counter = UINT32_MAX;
 			h = fk_new(&fk, len);
@@ -340,7 +328,7 @@ static void ecn(void)
 	struct fakes fk;
 	struct le_link l;
 	fk_init(&fk, 1);
-	if (make(&l, "loss 100% ecn", &fk) < 0)
+	if (fk_make_link(&l, "loss 100% ecn", &fk) < 0)
 		return;
 	for (unsigned i = 0; i < 400; i++) {
 		void *h = fk_new(&fk, 60);

@@ -7,20 +7,8 @@
 #include "fake.h"
 #include "link.h"
 #include "minitest.h"
+#include "fake_link.h"
 #include "rate.h"
-
-static int make(struct le_link *l, const char *text, struct fakes *fk)
-{
-	struct le_link_config c;
-	char err[LE_ERR_MAX] = "";
-
-	if (le_config_parse(text, &c, err, sizeof(err)) != 0 ||
-	    le_link_init_ops(l, &c, LE_DIR_A2B, 0, 1, &fk->ops, err, sizeof(err)) != 0) {
-		CHECK(0, "'%s': %s", text, err);
-		return -1;
-	}
-	return 0;
-}
 
 /* Everything the link will ever send, by frame index (deadline), or
  * UINT64_MAX for frames it dropped. */
@@ -53,7 +41,7 @@ static void rate_exact(void)
 	unsigned bad = 0;
 
 	fk_init(&fk, 0);
-	if (make(&l, "rate 7mbit 24 delay 3ms limit 100000", &fk) < 0)
+	if (fk_make_link(&l, "rate 7mbit 24 delay 3ms limit 100000", &fk) < 0)
 		return;
 	for (int i = 0; i < N; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -106,7 +94,7 @@ static void drops_by_hand(void)
 		char got[11];
 
 		fk_init(&fk, 0);
-		if (make(&l, cases[c].text, &fk) < 0)
+		if (fk_make_link(&l, cases[c].text, &fk) < 0)
 			continue;
 		for (int i = 0; i < 10; i++) {
 			dl[i] = UINT64_MAX;
@@ -151,7 +139,7 @@ static void drops_against_reference(void)
 		unsigned bad = 0, dropped = 0;
 
 		fk_init(&fk, 0);
-		if (make(&l, head ? "rate 10mbit limit-queue 8 drop-head limit 100000" : "rate 10mbit limit-queue 8 limit 100000",
+		if (fk_make_link(&l, head ? "rate 10mbit limit-queue 8 drop-head limit 100000" : "rate 10mbit limit-queue 8 limit 100000",
 			 &fk) < 0)
 			return;
 		for (int i = 0; i < N; i++) {
@@ -320,7 +308,7 @@ static void codel_link(void)
 		le_ns_t t;
 
 		fk_init(&fk, 1);
-		if (make(&l, ecn ? "rate 8mbit codel ecn limit 100000" : "rate 8mbit codel limit 100000", &fk) < 0)
+		if (fk_make_link(&l, ecn ? "rate 8mbit codel ecn limit 100000" : "rate 8mbit codel limit 100000", &fk) < 0)
 			return;
 		/* 1000-byte frames (1 ms each) at two per ms for 1 s; every
 		 * other one ECN-capable */
@@ -382,7 +370,7 @@ static void slots_by_hand(void)
 		le_ns_t dl[10];
 
 		fk_init(&fk, 0);
-		if (make(&l, cases[c].text, &fk) < 0)
+		if (fk_make_link(&l, cases[c].text, &fk) < 0)
 			continue;
 		for (int i = 0; i < 10; i++)
 			le_link_offer(&l, fk_new(&fk, cases[c].len), cases[c].len, 1000);
@@ -407,7 +395,7 @@ static void slot_gaps(void)
 	double s = 0;
 
 	fk_init(&fk, 0);
-	if (make(&l, "slot 1ms 3ms packets 1 limit 100000", &fk) < 0)
+	if (fk_make_link(&l, "slot 1ms 3ms packets 1 limit 100000", &fk) < 0)
 		return;
 	for (int i = 0; i < N; i++)
 		le_link_offer(&l, fk_new(&fk, 100), 100, 1000);

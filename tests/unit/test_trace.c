@@ -9,6 +9,7 @@
 #include "fake.h"
 #include "link.h"
 #include "minitest.h"
+#include "fake_link.h"
 #include "trace.h"
 
 static char tmpdir[] = "/tmp/le_trace_XXXXXX";
@@ -28,18 +29,13 @@ static const char *file_with(const char *text)
 	return p;
 }
 
+/* The link text `fmt` with the trace file's path in its %s. */
 static int make(struct le_link *l, const char *fmt, const char *file, struct fakes *fk)
 {
-	struct le_link_config c;
-	char text[600], err[LE_ERR_MAX] = "";
+	char text[600];
 
 	snprintf(text, sizeof(text), fmt, file);
-	if (le_config_parse(text, &c, err, sizeof(err)) != 0 ||
-	    le_link_init_ops(l, &c, LE_DIR_A2B, 0, 1, &fk->ops, err, sizeof(err)) != 0) {
-		CHECK(0, "'%s': %s", text, err);
-		return -1;
-	}
-	return 0;
+	return fk_make_link(l, text, fk);
 }
 
 static void parse_errors(void)

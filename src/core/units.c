@@ -289,50 +289,18 @@ static const struct unit size_units[] = {
 	{ "gbit", KI * KI * KI / 8 },
 };
 
-int le_parse_rate(const char *s, uint64_t max_bps, uint64_t *out, char *err, size_t errlen)
+/* The largest unit of `u` (listed largest first) that divides v whole,
+ * else v in the base unit: 1000000 -> "1mbit", 1536 -> "1536b". */
+static char *format_scaled(uint64_t v, const struct unit *u, size_t n, const char *base, char *buf,
+			   size_t buflen)
 {
-	char maxbuf[32];
-	uint64_t v;
-	int rc = parse_scaled(s, rate_units, sizeof(rate_units) / sizeof(rate_units[0]), 0, &v);
-
-	if (rc == -1) {
-		le_err(err, errlen, "'%s' is not a rate (units: bit, kbit, mbit, gbit, tbit, bps, kbps, mbps, gbps, kibit, mibit, ...)", s);
-		return -1;
-	}
-	if (rc == -2) {
-		le_err(err, errlen, "'%s' is not a whole number of bit/s", s);
-		return -1;
-	}
-	if (rc == -3 || v > max_bps || v == 0) {
-		le_err(err, errlen, "'%s' is out of range (1bit .. %s)", s,
-			le_format_rate(max_bps, maxbuf, sizeof(maxbuf)));
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-int le_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err, size_t errlen)
-{
-	char a[32], b[32];
-	uint64_t v;
-	int rc = parse_scaled(s, size_units, sizeof(size_units) / sizeof(size_units[0]), 0, &v);
-
-	if (rc == -1) {
-		le_err(err, errlen, "'%s' is not a size (units: b, kb, mb, gb, kbit, mbit, gbit)", s);
-		return -1;
-	}
-	if (rc == -2) {
-		le_err(err, errlen, "'%s' is not a whole number of bytes", s);
-		return -1;
-	}
-	if (rc == -3 || v < min || v > max) {
-		le_err(err, errlen, "'%s' is out of range (%s .. %s)", s,
-			le_format_size(min, a, sizeof(a)), le_format_size(max, b, sizeof(b)));
-		return -1;
-	}
-	*out = v;
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		if (v != 0 && v % u[i].scale == 0) {
+			snprintf(buf, buflen, "%llu%s", (unsigned long long)(v / u[i].scale), u[i].name);
+			return buf;
+		}
+	snprintf(buf, buflen, "%llu%s", (unsigned long long)v, base);
+	return buf;
 }
 
 char *le_format_rate(uint64_t bps, char *buf, size_t buflen)
@@ -341,25 +309,67 @@ char *le_format_rate(uint64_t bps, char *buf, size_t buflen)
 		{ "tbit", 1000000000000ULL }, { "gbit", 1000000000ULL }, { "mbit", 1000000ULL },
 		{ "kbit", 1000ULL },
 	};
-	for (unsigned i = 0; i < 4; i++)
-		if (bps != 0 && bps % u[i].scale == 0) {
-			snprintf(buf, buflen, "%llu%s", (unsigned long long)(bps / u[i].scale), u[i].name);
-			return buf;
-		}
-	snprintf(buf, buflen, "%llubit", (unsigned long long)bps);
-	return buf;
+	return format_scaled(bps, u, sizeof(u) / sizeof(u[0]), "bit", buf, buflen);
 }
 
 char *le_format_size(uint64_t bytes, char *buf, size_t buflen)
 {
 	static const struct unit u[] = { { "gb", KI * KI * KI }, { "mb", KI * KI }, { "kb", KI } };
-	for (unsigned i = 0; i < 3; i++)
-		if (bytes != 0 && bytes % u[i].scale == 0) {
-			snprintf(buf, buflen, "%llu%s", (unsigned long long)(bytes / u[i].scale), u[i].name);
-			return buf;
-		}
-	snprintf(buf, buflen, "%llub", (unsigned long long)bytes);
-	return buf;
+	return format_scaled(bytes, u, sizeof(u) / sizeof(u[0]), "b", buf, buflen);
+}
+
+/* What a rate or a size is, for parsing one and naming what is wrong. */
+struct quantity {
+	const char *noun;      /* "a rate" */
+	const char *unit_list; /* the units the message offers */
+	const char *whole_of;  /* "bit/s": the smallest step */
+	const struct unit *units;
+	size_t nunits;
+	char *(*format)(uint64_t v, char *buf, size_t buflen);
+};
+
+static int parse_quantity(const struct quantity *q, const char *s, uint64_t min, uint64_t max,
+			  uint64_t *out, char *err, size_t errlen)
+{
+	char a[32], b[32];
+	uint64_t v;
+	int rc = parse_scaled(s, q->units, q->nunits, 0, &v);
+
+	if (rc == -1) {
+		le_err(err, errlen, "'%s' is not %s (units: %s)", s, q->noun, q->unit_list);
+		return -1;
+	}
+	if (rc == -2) {
+		le_err(err, errlen, "'%s' is not a whole number of %s", s, q->whole_of);
+		return -1;
+	}
+	if (rc == -3 || v < min || v > max) {
+		le_err(err, errlen, "'%s' is out of range (%s .. %s)", s, q->format(min, a, sizeof(a)),
+		       q->format(max, b, sizeof(b)));
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static const struct quantity rate_quantity = {
+	"a rate", "bit, kbit, mbit, gbit, tbit, bps, kbps, mbps, gbps, kibit, mibit, ...", "bit/s",
+	rate_units, sizeof(rate_units) / sizeof(rate_units[0]), le_format_rate,
+};
+
+static const struct quantity size_quantity = {
+	"a size", "b, kb, mb, gb, kbit, mbit, gbit", "bytes",
+	size_units, sizeof(size_units) / sizeof(size_units[0]), le_format_size,
+};
+
+int le_parse_rate(const char *s, uint64_t max_bps, uint64_t *out, char *err, size_t errlen)
+{
+	return parse_quantity(&rate_quantity, s, 1, max_bps, out, err, errlen); /* 0 is no rate */
+}
+
+int le_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+	return parse_quantity(&size_quantity, s, min, max, out, err, errlen);
 }
 
 void le_format_double(double v, char *buf, size_t buflen)

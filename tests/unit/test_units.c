@@ -256,6 +256,13 @@ static void rates_sizes(void)
 	CHECK(le_parse_rate("1000000000000000000000000000000.0000000000000000000000000001bit", UINT64_MAX, &v,
 			    err, sizeof(err)) == -1);
 	CHECK_STR_CONTAINS(err, "out of range");
+	/* The range names both ends in the quantity's own units; 0 is no rate. */
+	CHECK(le_parse_rate("0", 10000000, &v, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "'0' is out of range (1bit .. 10mbit)");
+	CHECK(le_parse_size("2mb", 64, 1024 * 1024, &v, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "'2mb' is out of range (64b .. 1mb)");
+	CHECK(le_parse_size("1x", 1, 2, &v, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "'1x' is not a size (units: b, kb, mb, gb, kbit, mbit, gbit)");
 	CHECK(le_parse_rate("mbit", UINT64_MAX, &v, err, sizeof(err)) == -1);
 	CHECK(le_parse_rate("1e6bit", UINT64_MAX, &v, err, sizeof(err)) == -1);
 	CHECK(le_parse_rate("-1bit", UINT64_MAX, &v, err, sizeof(err)) == -1);

@@ -220,80 +220,79 @@ def _finish(a, res: dict, path: Path) -> int:
     return 0
 
 
+def _given(**kw) -> dict:
+    """The options given on the command line; one left at None takes the
+    study's default (quick or full)."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _parsed(parse, text: str | None, *args):
+    """parse(text, *args), or None for an option not given."""
+    return None if text is None else parse(text, *args)
+
+
+def _words(text: str, what: str) -> tuple[str, ...]:
+    """'a, b' -> ('a', 'b'). An empty item is refused: '--ccs ""' ran
+    with a congestion control named ''."""
+    words = tuple(x.strip() for x in text.split(","))
+    if "" in words:
+        raise UsageError(f"{what}: '{text}' has an empty item (a comma-separated list of names)")
+    return words
+
+
+def _study_options(cls, a, given: dict, **fixed):
+    """The study's options: its quick or full defaults, then the bed, pmd,
+    seed and quiet every study takes, the study's own `fixed` ones and the
+    options `given`."""
+    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet, **fixed, **given)
+    return cls.quick_defaults(**kw) if a.quick else cls(**kw)
+
+
+def _run_study(a, o, run, experiment: str) -> tuple[dict, int]:
+    """Checks the options, runs the study into its results file and prints
+    its summary: (results, exit status)."""
+    o.validate()
+    path = _out(a, experiment)
+    res = run(o, path)
+    return res, _finish(a, res, path)
+
+
+def _quick_checks_failed(o, res: dict) -> bool:
+    """A quick run is also the study's test: its checks must all pass."""
+    return o.quick and not res["summary"]["all_pass"]
+
+
 def cmd_delay(a) -> int:
     from linkemu.lab import delay_precision as dp
-    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet, keep_raw=not a.no_raw)
-    if a.delays:
-        kw["delays_ns"] = parse_delays(a.delays)
-    if a.sizes:
-        kw["sizes"] = parse_ints(a.sizes, "--sizes")
-    if a.rates:
-        kw["rates"] = tuple(x.strip() for x in a.rates.split(","))
-    if a.moderate_pps is not None:
-        kw["moderate_pps"] = a.moderate_pps
-    if a.high_pps:
-        kw["high_pps"] = parse_high(a.high_pps)
-    if a.seconds is not None:
-        kw["seconds"] = a.seconds
-    if a.noise_seconds is not None:
-        kw["noise_seconds"] = a.noise_seconds
-    o = dp.DelayOptions.quick_defaults(**kw) if a.quick else dp.DelayOptions(**kw)
-    o.validate()
-    path = _out(a, "delay-precision")
-    res = dp.run(o, path)
-    return _finish(a, res, path)
+    given = _given(delays_ns=_parsed(parse_delays, a.delays),
+                   sizes=_parsed(parse_ints, a.sizes, "--sizes"),
+                   rates=_parsed(_words, a.rates, "--rates"),
+                   moderate_pps=a.moderate_pps, high_pps=_parsed(parse_high, a.high_pps),
+                   seconds=a.seconds, noise_seconds=a.noise_seconds)
+    o = _study_options(dp.DelayOptions, a, given, keep_raw=not a.no_raw)
+    return _run_study(a, o, dp.run, "delay-precision")[1]
 
 
 def cmd_loss(a) -> int:
     from linkemu.lab import loss_accuracy as la
-    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet)
-    if a.levels:
-        kw["levels"] = parse_floats(a.levels, "--levels")
-    if a.frames is not None:
-        kw["frames"] = a.frames
-    if a.pps is not None:
-        kw["pps"] = a.pps
-    if a.confidence is not None:
-        kw["confidence"] = a.confidence
-    if a.tcp_seconds is not None:
-        kw["tcp_seconds"] = a.tcp_seconds
-    if a.tcp_levels:
-        kw["tcp_levels"] = parse_floats(a.tcp_levels, "--tcp-levels")
-    if a.ccs:
-        kw["ccs"] = tuple(x.strip() for x in a.ccs.split(","))
-    if a.no_tcp:
-        kw["tcp"] = False
+    given = _given(levels=_parsed(parse_floats, a.levels, "--levels"), frames=a.frames,
+                   pps=a.pps, confidence=a.confidence, tcp_seconds=a.tcp_seconds,
+                   tcp_levels=_parsed(parse_floats, a.tcp_levels, "--tcp-levels"),
+                   ccs=_parsed(_words, a.ccs, "--ccs"), tcp=False if a.no_tcp else None,
+                   noise_seconds=a.noise_seconds)
+    o = _study_options(la.LossOptions, a, given)
     if a.no_ge:
-        kw["ge"] = None
-    if a.noise_seconds is not None:
-        kw["noise_seconds"] = a.noise_seconds
-    o = la.LossOptions.quick_defaults(**kw) if a.quick else la.LossOptions(**kw)
-    if a.no_ge:
-        o.ge = None
-    o.validate()
-    path = _out(a, "loss-accuracy")
-    res = la.run(o, path)
-    return _finish(a, res, path)
+        o.ge = None  # None is also "not given" to the defaults: set after
+    return _run_study(a, o, la.run, "loss-accuracy")[1]
 
 
 def cmd_lfp(a) -> int:
     from linkemu.lab import lfp
-    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet)
-    if a.windows:
-        kw["windows_kb"] = parse_ints(a.windows, "--windows")
-    if a.senders:
-        kw["senders"] = tuple(x.strip() for x in a.senders.split(","))
-    if a.runs is not None:
-        kw["runs"] = a.runs
-    if a.seconds is not None:
-        kw["seconds"] = kw["table2_seconds"] = a.seconds
-    if a.no_table2:
-        kw["table2"] = False
-    o = lfp.LfpOptions.quick_defaults(**kw) if a.quick else lfp.LfpOptions(**kw)
-    o.validate()
-    path = _out(a, "lfp")
-    res = lfp.run(o, path)
-    rc = _finish(a, res, path)
+    given = _given(windows_kb=_parsed(parse_ints, a.windows, "--windows"),
+                   senders=_parsed(_words, a.senders, "--senders"), runs=a.runs, seconds=a.seconds,
+                   table2_seconds=a.seconds, table2=False if a.no_table2 else None)
+    o = _study_options(lfp.LfpOptions, a, given)
+    res, rc = _run_study(a, o, lfp.run, "lfp")
     failed = lfp.failed_checks(res)
     if failed:
         print("\n".join(failed))
@@ -303,48 +302,27 @@ def cmd_lfp(a) -> int:
 
 def cmd_cellular(a) -> int:
     from linkemu.lab import cellular
-    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet, keep_raw=not a.no_raw,
-              unit_runs=a.unit_runs, iperf_runs=a.iperf_runs, iperf_seconds=a.iperf_seconds,
-              ping_seconds=a.ping_seconds)
-    if a.links:
-        links = tuple(x.strip() for x in a.links.split(","))
-        kw["links"] = links
-        kw["unit_links"] = tuple(l for l in cellular.pub.UNIT_LINKS if l in links)
-    if a.protos:
-        kw["protos"] = tuple(x.strip() for x in a.protos.split(","))
-    if a.units is not None:
-        kw["quick_units" if a.quick else "units"] = a.units
-    kw = {k: v for k, v in kw.items() if v is not None}
-    o = (cellular.CellularOptions.quick_defaults(**kw) if a.quick
-         else cellular.CellularOptions(**kw))
-    o.validate()
-    path = _out(a, "cellular")
-    res = cellular.run(o, path)
-    rc = _finish(a, res, path)
-    if o.quick and not res["summary"]["all_pass"]:
-        return 1
-    return rc
+    links = _parsed(_words, a.links, "--links")
+    unit_links = None if links is None else tuple(l for l in cellular.pub.UNIT_LINKS if l in links)
+    given = _given(links=links, unit_links=unit_links,
+                   protos=_parsed(_words, a.protos, "--protos"), unit_runs=a.unit_runs,
+                   iperf_runs=a.iperf_runs, iperf_seconds=a.iperf_seconds,
+                   ping_seconds=a.ping_seconds, **{"quick_units" if a.quick else "units": a.units})
+    o = _study_options(cellular.CellularOptions, a, given, keep_raw=not a.no_raw)
+    res, rc = _run_study(a, o, cellular.run, "cellular")
+    return 1 if _quick_checks_failed(o, res) else rc
 
 
 def cmd_forwarding(a) -> int:
     from linkemu.lab import forwarding as fw
-    kw = dict(bed=a.bed, pmd=a.pmd, seed=a.seed, quiet=a.quiet, udp_seconds=a.udp_seconds,
-              tcp_seconds=a.tcp_seconds, repeats=a.repeats, rounds=a.rounds,
-              offered=a.offered, long_seconds=a.long_seconds, lock=a.lock,
-              quiet_wait_s=a.quiet_wait)
-    if a.sizes:
-        kw["sizes"] = parse_ints(a.sizes, "--sizes")
-    if a.paths:
-        kw["paths"] = tuple(x.strip() for x in a.paths.split(","))
-    kw = {k: v for k, v in kw.items() if v is not None}
-    o = fw.ForwardingOptions.quick_defaults(**kw) if a.quick else fw.ForwardingOptions(**kw)
-    o.validate()
-    path = _out(a, "forwarding")
-    res = fw.run(o, path)
-    rc = _finish(a, res, path)
-    if o.quick and not res["summary"]["all_pass"]:
-        return 1
-    return rc
+    given = _given(sizes=_parsed(parse_ints, a.sizes, "--sizes"),
+                   paths=_parsed(_words, a.paths, "--paths"),
+                   udp_seconds=a.udp_seconds, tcp_seconds=a.tcp_seconds, repeats=a.repeats,
+                   rounds=a.rounds, offered=a.offered, long_seconds=a.long_seconds, lock=a.lock,
+                   quiet_wait_s=a.quiet_wait)
+    o = _study_options(fw.ForwardingOptions, a, given)
+    res, rc = _run_study(a, o, fw.run, "forwarding")
+    return 1 if _quick_checks_failed(o, res) else rc
 
 
 def cmd_noise(a) -> int:

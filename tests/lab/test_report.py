@@ -220,3 +220,24 @@ def test_write_refuses_invalid(tmp_path):
     with pytest.raises(results.ResultsError, match="metadata/mode"):
         results.write(doc, tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
+
+
+# --- review of the report: what it shows must be what the file holds -----------------------
+
+def _loss_with(**config) -> dict:
+    res = fake_loss_results()
+    res["config"].update(config)
+    res["summary"] = la.summarise(res)
+    return res
+
+
+@pytest.mark.parametrize("conf, shown", [(0.99, "99%"), (0.999, "99.9%"), (0.995, "99.5%")])
+def test_wilson_confidence_is_shown_as_set(conf, shown, monkeypatch):
+    from linkemu.report import plots, tables
+    t = tables.loss_table(_loss_with(confidence=conf))
+    assert f"Wilson {shown} interval %" in t.header, t.header
+    labels = []
+    monkeypatch.setattr(plots, "png", lambda fig: labels.extend(
+        fig.axes[0].get_legend_handles_labels()[1]) or b"")
+    plots.loss_rates(_loss_with(confidence=conf))
+    assert f"linkemu ({shown} Wilson)" in labels, labels

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from linkemu.lab import analysis, published
 from linkemu.report.figure import plt, png
-from linkemu.report.tables import fmt_inserted
+from linkemu.report.tables import fmt_conf, fmt_inserted
 
 
 def _label(ns: int) -> str:
@@ -170,7 +170,7 @@ def loss_rates(res: dict):
     lo = [y - max(r["check"]["wilson"][0] * 100, 1e-9) for y, r in zip(ys, runs)]
     hi = [r["check"]["wilson"][1] * 100 - y for y, r in zip(ys, runs)]
     ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3,
-                label=f"linkemu ({res['config']['confidence']:.0%} Wilson)")
+                label=f"linkemu ({fmt_conf(res['config']['confidence'])} Wilson)")
     pub = [(k, v) for k, v in published.LOSS_TABLE.items() if k > 0]
     ax.plot([k for k, _ in pub], [v[0] for _k, v in pub], "x", label="DEMU (published)")
     ax.plot([k for k, _ in pub], [v[3] for _k, v in pub], "+", ms=9, label="netem (published)")

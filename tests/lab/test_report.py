@@ -241,3 +241,23 @@ def test_wilson_confidence_is_shown_as_set(conf, shown, monkeypatch):
         fig.axes[0].get_legend_handles_labels()[1]) or b"")
     plots.loss_rates(_loss_with(confidence=conf))
     assert f"linkemu ({shown} Wilson)" in labels, labels
+
+
+def test_report_renders_a_run_at_100_percent_loss(tmp_path):
+    """--levels may include 1 (validate allows 0 .. 1): every frame is lost,
+    one loss run, no reception; the run-length plot has no geometric law
+    for it (stay = 1) but must still draw the others and the run itself."""
+    res = fake_loss_results()
+    res["runs"].append({
+        "id": "loss-1", "specified": 1.0, "grammar": "delay 1ms loss 100%", "frames": 100_000,
+        "lost": 100_000, "model_drops": 100_000, "non_model_losses": 0,
+        "delay_us": {"mean": 0.0, "sd": 0.0},
+        "check": analysis.loss_check(100_000, 100_000, 1.0, 0.99),
+        "loss_runs": [[100_000, 1]], "good_runs": [], "run_tests": {}, "problems": []})
+    res["summary"] = la.summarise(res)
+    p = tmp_path / "loss100.json"
+    results.write(res, p)
+    out = tmp_path / "loss100.html"
+    cp = linkemu("report", str(p), "-o", str(out))
+    assert cp.returncode == 0 and "Traceback" not in cp.stderr, cp.stderr
+    assert "Run lengths against the geometric" in out.read_text()

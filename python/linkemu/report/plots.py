@@ -195,8 +195,12 @@ def run_lengths(res: dict):
         return None
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
     cmap = plt.get_cmap("plasma")
-    items = [(f"loss {r['specified'] * 100:g} %", r, analysis.geometric_pmf(r["specified"]),
-              analysis.geometric_pmf(1 - r["specified"])) for r in runs]
+    # At 100 % loss there is one run of every frame and no geometric law
+    # to draw beside it (stay = 1): its runs are drawn without a theory line.
+    items = [(f"loss {r['specified'] * 100:g} %", r,
+              analysis.geometric_pmf(r["specified"]) if r["specified"] < 1 else None,
+              analysis.geometric_pmf(1 - r["specified"]) if r["specified"] < 1 else None)
+             for r in runs]
     if ge:
         g = analysis.GEParams(**ge["params"])
         items.append(("GE", ge, analysis.ge_run_law(g, "loss"), analysis.ge_run_law(g, "good")))
@@ -214,6 +218,8 @@ def run_lengths(res: dict):
                 ccdf.append(acc / n)
                 acc -= hist[k]
             ax.step(ks, ccdf, where="post", color=c, label=f"{lab} ({n:,} runs)")
+            if law is None:
+                continue
             kmax = ks[-1]
             grid = sorted(set([1] + [int(kmax * f) for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
                               + list(range(1, min(kmax, 200) + 1))))

@@ -261,3 +261,23 @@ def test_report_renders_a_run_at_100_percent_loss(tmp_path):
     cp = linkemu("report", str(p), "-o", str(out))
     assert cp.returncode == 0 and "Traceback" not in cp.stderr, cp.stderr
     assert "Run lengths against the geometric" in out.read_text()
+
+
+def test_emulation_error_plot_leaves_out_what_the_daemon_did_not_report(monkeypatch):
+    """A run whose daemon reported no emulation error (null, as the schema
+    allows) shows '-' in the table; the plot must not draw it as 0 us (a
+    perfect emulator) but leave the point out."""
+    import math
+    from linkemu.report import plots
+    res = fake_delay_results()
+    for r in res["runs"]:
+        if r["inserted_ns"] == 1_000_000:
+            r["daemon"]["emulation_error_ns"] = None
+    res["summary"] = dp.summarise(res)
+    ys = []
+    monkeypatch.setattr(plots, "png", lambda fig: ys.extend(
+        list(l.get_ydata()) for l in fig.axes[0].get_lines()) or b"")
+    assert plots.emulation_error(res) is not None
+    assert ys and all(len(y) == 3 for y in ys)
+    for y in ys:                # columns 0, 1 ms, 10 ms: the 1 ms one is missing
+        assert math.isnan(y[1]) and not math.isnan(y[0]) and y[0] > 0, y

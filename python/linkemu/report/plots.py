@@ -12,6 +12,10 @@ def _label(ns: int) -> str:
     return f"{fmt_inserted(ns)} us" if ns < 1_000_000 else f"{ns / 1e6:g} ms"
 
 
+def _us_or_nan(ns) -> float:
+    return float("nan") if ns is None else ns / 1e3
+
+
 def _group_runs(res: dict, size: int, rc: str) -> list[dict]:
     return sorted((r for r in res["runs"] if r["ip_len"] == size and r["rate_class"] == rc),
                   key=lambda r: r["inserted_ns"])
@@ -88,9 +92,11 @@ def emulation_error(res: dict):
     for g in groups:
         xs = [max(c["inserted_ns"], 100) / 1e3 for c in g["columns"]]
         lab = f"{g['ip_len']} B {g['rate_class']}"
-        ax.plot(xs, [(c["emu_p99_ns"] or 0) / 1e3 for c in g["columns"]], marker="o",
+        # A run whose daemon reported no emulation error is left out (NaN),
+        # as the table shows it '-': drawn at 0 it would read as perfect.
+        ax.plot(xs, [_us_or_nan(c["emu_p99_ns"]) for c in g["columns"]], marker="o",
                 label=f"{lab}: emulator error p99")
-        ax.plot(xs, [(c["emu_p50_ns"] or 0) / 1e3 for c in g["columns"]], marker=".", ls=":",
+        ax.plot(xs, [_us_or_nan(c["emu_p50_ns"]) for c in g["columns"]], marker=".", ls=":",
                 label=f"{lab}: emulator error p50")
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=0.1)

@@ -281,3 +281,19 @@ def test_emulation_error_plot_leaves_out_what_the_daemon_did_not_report(monkeypa
     assert ys and all(len(y) == 3 for y in ys)
     for y in ys:                # columns 0, 1 ms, 10 ms: the 1 ms one is missing
         assert math.isnan(y[1]) and not math.isnan(y[0]) and y[0] > 0, y
+
+
+@pytest.mark.parametrize("where", ["a directory", "under a file"])
+def test_report_unwritable_output_is_a_clear_error(delay_file, tmp_path, where):
+    """-o naming a directory, or a path under a regular file: exit 1 with the
+    output named, no traceback, and no OUT.html.tmp left behind."""
+    if where == "a directory":
+        out = tmp_path / "taken.html"
+        out.mkdir()
+    else:
+        (tmp_path / "plain").write_text("x")
+        out = tmp_path / "plain" / "r.html"
+    cp = linkemu("report", str(delay_file), "-o", str(out))
+    assert cp.returncode == 1, (cp.returncode, cp.stderr)
+    assert "Traceback" not in cp.stderr and str(out) in cp.stderr, cp.stderr
+    assert not list(tmp_path.glob("**/*.tmp"))

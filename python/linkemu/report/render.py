@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import errno
 import html
 import os
 from pathlib import Path
 
+from linkemu.errors import LinkemuError
 from linkemu.lab import results
 from linkemu.report import tables
 
@@ -131,10 +133,22 @@ def render(paths: list[str | Path]) -> str:
 
 
 def write_report(paths: list[str | Path], out: str | Path) -> Path:
+    """Render, then write atomically (OUT.html.tmp renamed over OUT.html);
+    an output that cannot be written is a LinkemuError naming it, and the
+    temporary file is removed."""
     text = render(paths)
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as e:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise LinkemuError(f"{out}: cannot write the report: {e.strerror or e}") from None
     return out

@@ -297,3 +297,14 @@ def test_report_unwritable_output_is_a_clear_error(delay_file, tmp_path, where):
     assert cp.returncode == 1, (cp.returncode, cp.stderr)
     assert "Traceback" not in cp.stderr and str(out) in cp.stderr, cp.stderr
     assert not list(tmp_path.glob("**/*.tmp"))
+
+
+def test_report_on_a_file_missing_a_field_it_reads_names_both(tmp_path):
+    """The schema leaves `config` free, but the loss table reads its
+    confidence: a partial or older file without it must be refused with
+    the file and the field named, not a KeyError traceback."""
+    doc = fake_loss_results()
+    del doc["config"]["confidence"]
+    p = tmp_path / "partial.json"
+    results.write(doc, p)            # the schema accepts it
+    _expect_error(p, "'confidence'")

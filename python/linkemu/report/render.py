@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import errno
 import html
 import os
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from linkemu.errors import LinkemuError
 from linkemu.lab import results
+from linkemu.lab.results import ResultsError
 from linkemu.report import tables
 
 CSS = """
@@ -115,6 +117,20 @@ def _comparison(docs: list[tuple[str, dict]]) -> str:
     return "\n".join(out) if len(out) > 1 else ""
 
 
+@contextlib.contextmanager
+def _reads(name: str, what: str):
+    """The schema checks what every file must hold; the tables and plots
+    also read fields it leaves free (config, optional records). A file
+    without one (partial, or written by an older linkemu) is a
+    ResultsError naming the file and the field, not a KeyError traceback."""
+    try:
+        yield
+    except KeyError as e:
+        raise ResultsError(f"{name}: {what} lack the field {e.args[0]!r} that the report "
+                           f"reads (a partial results file, or one from an older "
+                           f"linkemu?)") from None
+
+
 def render(paths: list[str | Path]) -> str:
     docs = [(str(p), results.load(p)) for p in paths]   # ResultsError names the bad file
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
@@ -125,9 +141,11 @@ def render(paths: list[str | Path]) -> str:
              "measured with an FPGA tester on 10/1 GbE NICs, ours through a veth/AF_XDP test "
              "bed on a small VM: see docs/lab.md for how to read them.</p>"]
     if len(docs) > 1:
-        parts.append(_comparison(docs))
+        with _reads(", ".join(p for p, _r in docs), "the files compared"):
+            parts.append(_comparison(docs))
     for i, (p, res) in enumerate(docs, 1):
-        parts.append(_section(res, p, i))
+        with _reads(p, f"its {res['experiment']} results"):
+            parts.append(_section(res, p, i))
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -308,3 +308,10 @@ def test_report_on_a_file_missing_a_field_it_reads_names_both(tmp_path):
     p = tmp_path / "partial.json"
     results.write(doc, p)            # the schema accepts it
     _expect_error(p, "'confidence'")
+
+
+def test_loss_table_names_the_frame_size_measured():
+    """--ip-len 46 .. 1500 is allowed; the note must name the size used."""
+    from linkemu.report import tables
+    assert "one probe run of 46 B frames" in tables.loss_table(_loss_with(ip_len=46)).note
+    assert "one probe run of 1500 B frames" in tables.loss_table(_loss_with(ip_len=1500)).note

@@ -151,7 +151,8 @@ def loss_table(res: dict) -> Table:
                      _p(t.get("loss_runs")), _p(t.get("good_runs")),
                      f"{r['delay_us']['mean']:,.1f}", f"{r['delay_us']['sd']:,.1f}"]
                     + ["-" if v is None else f"{v:g}" for v in pub])
-    note = (f"Measured rate = lost / frames over one probe run of 1500 B frames through "
+    note = (f"Measured rate = lost / frames over one probe run of "
+            f"{res['config'].get('ip_len', 1500)} B frames through "
             f"`delay 1ms loss P` (a2b). pass: the specified rate lies in the Wilson interval of "
             f"the measured one. linkemud's count: the same test on the daemon's own loss "
             f"drops over the frames that reached it (unaffected by frames the bed lost on the "

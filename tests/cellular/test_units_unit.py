@@ -340,3 +340,15 @@ def test_histogram_of_runs_ignores_a_run_that_received_nothing():
             _units_run("cell-4g-dec4", "udp", 2, [])]
     x, y, _w = _hist_of(runs)
     assert x[0] == 25.0 and y.sum() == 1.0
+
+
+def test_quick_checks_table_tells_not_checked_from_fail():
+    """The band check is not made when linkemud reported no lateness
+    (pass None, cellular_quick): the table must say so, not FAIL."""
+    from linkemu.report.cellular_tables import checks_table
+    res = {"summary": {"checks": [
+        {"name": "a", "pass": True, "detail": "x"},
+        {"name": "b", "pass": False, "detail": "y"},
+        {"name": "c", "pass": None, "detail": "linkemud's largest lateness (not reported: "
+                                              "not checked)"}]}}
+    assert [r[1] for r in checks_table(res).rows] == ["pass", "FAIL", "not checked"]

@@ -311,3 +311,17 @@ def test_swc_grammar_punts_all_ipv4_or_the_control_port():
     assert fp.channel(bed, "swc-all-fifo").startswith(str(bed.run_dir))
     assert "/" not in fp.channel(bed, "swc-all-shm")
     assert fp.punt_unavailable() is None
+
+
+def test_report_on_a_partial_file_names_the_missing_field(tmp_path):
+    """A latency record without its reply counts (the schema requires only
+    path, size, rtts_ms): `linkemu report` exits 1 naming the file and the
+    field, no traceback."""
+    res = _doc()
+    del res["latency"][0]["received"]
+    path = tmp_path / "partial.json"
+    results.write(res, path)
+    cp = linkemu("report", str(path), "-o", str(tmp_path / "p.html"))
+    assert cp.returncode == 1 and "Traceback" not in cp.stderr, cp.stderr
+    assert str(path) in cp.stderr and "'received'" in cp.stderr, cp.stderr
+    assert not (tmp_path / "p.html").exists()

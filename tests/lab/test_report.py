@@ -220,3 +220,98 @@ def test_write_refuses_invalid(tmp_path):
     with pytest.raises(results.ResultsError, match="metadata/mode"):
         results.write(doc, tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
+
+
+# --- review of the report: what it shows must be what the file holds -----------------------
+
+def _loss_with(**config) -> dict:
+    res = fake_loss_results()
+    res["config"].update(config)
+    res["summary"] = la.summarise(res)
+    return res
+
+
+@pytest.mark.parametrize("conf, shown", [(0.99, "99%"), (0.999, "99.9%"), (0.995, "99.5%")])
+def test_wilson_confidence_is_shown_as_set(conf, shown, monkeypatch):
+    from linkemu.report import plots, tables
+    t = tables.loss_table(_loss_with(confidence=conf))
+    assert f"Wilson {shown} interval %" in t.header, t.header
+    labels = []
+    monkeypatch.setattr(plots, "png", lambda fig: labels.extend(
+        fig.axes[0].get_legend_handles_labels()[1]) or b"")
+    plots.loss_rates(_loss_with(confidence=conf))
+    assert f"linkemu ({shown} Wilson)" in labels, labels
+
+
+def test_report_renders_a_run_at_100_percent_loss(tmp_path):
+    """--levels may include 1 (validate allows 0 .. 1): every frame is lost,
+    one loss run, no reception; the run-length plot has no geometric law
+    for it (stay = 1) but must still draw the others and the run itself."""
+    res = fake_loss_results()
+    res["runs"].append({
+        "id": "loss-1", "specified": 1.0, "grammar": "delay 1ms loss 100%", "frames": 100_000,
+        "lost": 100_000, "model_drops": 100_000, "non_model_losses": 0,
+        "delay_us": {"mean": 0.0, "sd": 0.0},
+        "check": analysis.loss_check(100_000, 100_000, 1.0, 0.99),
+        "loss_runs": [[100_000, 1]], "good_runs": [], "run_tests": {}, "problems": []})
+    res["summary"] = la.summarise(res)
+    p = tmp_path / "loss100.json"
+    results.write(res, p)
+    out = tmp_path / "loss100.html"
+    cp = linkemu("report", str(p), "-o", str(out))
+    assert cp.returncode == 0 and "Traceback" not in cp.stderr, cp.stderr
+    assert "Run lengths against the geometric" in out.read_text()
+
+
+def test_emulation_error_plot_leaves_out_what_the_daemon_did_not_report(monkeypatch):
+    """A run whose daemon reported no emulation error (null, as the schema
+    allows) shows '-' in the table; the plot must not draw it as 0 us (a
+    perfect emulator) but leave the point out."""
+    import math
+    from linkemu.report import plots
+    res = fake_delay_results()
+    for r in res["runs"]:
+        if r["inserted_ns"] == 1_000_000:
+            r["daemon"]["emulation_error_ns"] = None
+    res["summary"] = dp.summarise(res)
+    ys = []
+    monkeypatch.setattr(plots, "png", lambda fig: ys.extend(
+        list(l.get_ydata()) for l in fig.axes[0].get_lines()) or b"")
+    assert plots.emulation_error(res) is not None
+    assert ys and all(len(y) == 3 for y in ys)
+    for y in ys:                # columns 0, 1 ms, 10 ms: the 1 ms one is missing
+        assert math.isnan(y[1]) and not math.isnan(y[0]) and y[0] > 0, y
+
+
+@pytest.mark.parametrize("where", ["a directory", "under a file"])
+def test_report_unwritable_output_is_a_clear_error(delay_file, tmp_path, where):
+    """-o naming a directory, or a path under a regular file: exit 1 with the
+    output named, no traceback, and no OUT.html.tmp left behind."""
+    if where == "a directory":
+        out = tmp_path / "taken.html"
+        out.mkdir()
+    else:
+        (tmp_path / "plain").write_text("x")
+        out = tmp_path / "plain" / "r.html"
+    cp = linkemu("report", str(delay_file), "-o", str(out))
+    assert cp.returncode == 1, (cp.returncode, cp.stderr)
+    assert "Traceback" not in cp.stderr and str(out) in cp.stderr, cp.stderr
+    assert not list(tmp_path.glob("**/*.tmp"))
+
+
+def test_report_on_a_file_missing_a_field_it_reads_names_both(tmp_path):
+    """The schema leaves `config` free, but the loss table reads its
+    confidence: a partial or older file without it must be refused with
+    the file and the field named, not a KeyError traceback."""
+    doc = fake_loss_results()
+    del doc["config"]["confidence"]
+    p = tmp_path / "partial.json"
+    results.write(doc, p)            # the schema accepts it
+    _expect_error(p, "'confidence'")
+
+
+def test_loss_table_names_the_frame_size_measured():
+    """--ip-len 46 .. 1500 is allowed; the note must name the size used."""
+    from linkemu.report import tables
+    assert "one probe run of 46 B frames" in tables.loss_table(_loss_with(ip_len=46)).note
+    assert "one probe run of 1500 B frames" in tables.loss_table(_loss_with(ip_len=1500)).note

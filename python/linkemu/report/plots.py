@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from linkemu.lab import analysis, published
 from linkemu.report.figure import plt, png
-from linkemu.report.tables import fmt_inserted
+from linkemu.report.tables import fmt_conf, fmt_inserted
 
 
 def _label(ns: int) -> str:
     return f"{fmt_inserted(ns)} us" if ns < 1_000_000 else f"{ns / 1e6:g} ms"
+
+
+def _us_or_nan(ns) -> float:
+    return float("nan") if ns is None else ns / 1e3
 
 
 def _group_runs(res: dict, size: int, rc: str) -> list[dict]:
@@ -88,9 +92,11 @@ def emulation_error(res: dict):
     for g in groups:
         xs = [max(c["inserted_ns"], 100) / 1e3 for c in g["columns"]]
         lab = f"{g['ip_len']} B {g['rate_class']}"
-        ax.plot(xs, [(c["emu_p99_ns"] or 0) / 1e3 for c in g["columns"]], marker="o",
+        # A run whose daemon reported no emulation error is left out (NaN),
+        # as the table shows it '-': drawn at 0 it would read as perfect.
+        ax.plot(xs, [_us_or_nan(c["emu_p99_ns"]) for c in g["columns"]], marker="o",
                 label=f"{lab}: emulator error p99")
-        ax.plot(xs, [(c["emu_p50_ns"] or 0) / 1e3 for c in g["columns"]], marker=".", ls=":",
+        ax.plot(xs, [_us_or_nan(c["emu_p50_ns"]) for c in g["columns"]], marker=".", ls=":",
                 label=f"{lab}: emulator error p50")
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=0.1)
@@ -170,7 +176,7 @@ def loss_rates(res: dict):
     lo = [y - max(r["check"]["wilson"][0] * 100, 1e-9) for y, r in zip(ys, runs)]
     hi = [r["check"]["wilson"][1] * 100 - y for y, r in zip(ys, runs)]
     ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3,
-                label=f"linkemu ({res['config']['confidence']:.0%} Wilson)")
+                label=f"linkemu ({fmt_conf(res['config']['confidence'])} Wilson)")
     pub = [(k, v) for k, v in published.LOSS_TABLE.items() if k > 0]
     ax.plot([k for k, _ in pub], [v[0] for _k, v in pub], "x", label="DEMU (published)")
     ax.plot([k for k, _ in pub], [v[3] for _k, v in pub], "+", ms=9, label="netem (published)")
@@ -195,8 +201,12 @@ def run_lengths(res: dict):
         return None
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
     cmap = plt.get_cmap("plasma")
-    items = [(f"loss {r['specified'] * 100:g} %", r, analysis.geometric_pmf(r["specified"]),
-              analysis.geometric_pmf(1 - r["specified"])) for r in runs]
+    # At 100 % loss there is one run of every frame and no geometric law
+    # to draw beside it (stay = 1): its runs are drawn without a theory line.
+    items = [(f"loss {r['specified'] * 100:g} %", r,
+              analysis.geometric_pmf(r["specified"]) if r["specified"] < 1 else None,
+              analysis.geometric_pmf(1 - r["specified"]) if r["specified"] < 1 else None)
+             for r in runs]
     if ge:
         g = analysis.GEParams(**ge["params"])
         items.append(("GE", ge, analysis.ge_run_law(g, "loss"), analysis.ge_run_law(g, "good")))
@@ -214,6 +224,8 @@ def run_lengths(res: dict):
                 ccdf.append(acc / n)
                 acc -= hist[k]
             ax.step(ks, ccdf, where="post", color=c, label=f"{lab} ({n:,} runs)")
+            if law is None:
+                continue
             kmax = ks[-1]
             grid = sorted(set([1] + [int(kmax * f) for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
                               + list(range(1, min(kmax, 200) + 1))))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
 import html
 import os
 from pathlib import Path
 
+from linkemu.errors import LinkemuError
 from linkemu.lab import results
+from linkemu.lab.results import ResultsError
 from linkemu.report import tables
 
 CSS = """
@@ -113,6 +117,20 @@ def _comparison(docs: list[tuple[str, dict]]) -> str:
     return "\n".join(out) if len(out) > 1 else ""
 
 
+@contextlib.contextmanager
+def _reads(name: str, what: str):
+    """The schema checks what every file must hold; the tables and plots
+    also read fields it leaves free (config, optional records). A file
+    without one (partial, or written by an older linkemu) is a
+    ResultsError naming the file and the field, not a KeyError traceback."""
+    try:
+        yield
+    except KeyError as e:
+        raise ResultsError(f"{name}: {what} lack the field {e.args[0]!r} that the report "
+                           f"reads (a partial results file, or one from an older "
+                           f"linkemu?)") from None
+
+
 def render(paths: list[str | Path]) -> str:
     docs = [(str(p), results.load(p)) for p in paths]   # ResultsError names the bad file
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
@@ -123,18 +141,32 @@ def render(paths: list[str | Path]) -> str:
              "measured with an FPGA tester on 10/1 GbE NICs, ours through a veth/AF_XDP test "
              "bed on a small VM: see docs/lab.md for how to read them.</p>"]
     if len(docs) > 1:
-        parts.append(_comparison(docs))
+        with _reads(", ".join(p for p, _r in docs), "the files compared"):
+            parts.append(_comparison(docs))
     for i, (p, res) in enumerate(docs, 1):
-        parts.append(_section(res, p, i))
+        with _reads(p, f"its {res['experiment']} results"):
+            parts.append(_section(res, p, i))
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
 def write_report(paths: list[str | Path], out: str | Path) -> Path:
+    """Render, then write atomically (OUT.html.tmp renamed over OUT.html);
+    an output that cannot be written is a LinkemuError naming it, and the
+    temporary file is removed."""
     text = render(paths)
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as e:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise LinkemuError(f"{out}: cannot write the report: {e.strerror or e}") from None
     return out

@@ -30,6 +30,12 @@ def fmt_pct(frac, digits: int = 5) -> str:
     return f"{frac * 100:.{digits}f}".rstrip("0").rstrip(".") if frac else "0"
 
 
+def fmt_conf(conf: float) -> str:
+    """A confidence level as set (0.99 -> 99%, 0.999 -> 99.9%): never rounded
+    to whole percent, where 0.995 and 0.999 would both read 100%."""
+    return f"{round(conf * 100, 6):g}%"
+
+
 def fmt_int(v) -> str:
     return "-" if v is None else f"{int(v):,}"
 
@@ -124,7 +130,7 @@ def noise_table(noise: dict) -> Table:
 
 def loss_table(res: dict) -> Table:
     conf = res["config"]["confidence"]
-    head = ["specified %", "frames", "lost", "measured %", f"Wilson {conf:.0%} interval %",
+    head = ["specified %", "frames", "lost", "measured %", f"Wilson {fmt_conf(conf)} interval %",
             "pass", "lost outside model", "linkemud's count %", "pass (count)",
             "loss-run chi2 p", "good-run chi2 p",
             "mean delay us", "sd us",
@@ -145,7 +151,8 @@ def loss_table(res: dict) -> Table:
                      _p(t.get("loss_runs")), _p(t.get("good_runs")),
                      f"{r['delay_us']['mean']:,.1f}", f"{r['delay_us']['sd']:,.1f}"]
                     + ["-" if v is None else f"{v:g}" for v in pub])
-    note = (f"Measured rate = lost / frames over one probe run of 1500 B frames through "
+    note = (f"Measured rate = lost / frames over one probe run of "
+            f"{res['config'].get('ip_len', 1500)} B frames through "
             f"`delay 1ms loss P` (a2b). pass: the specified rate lies in the Wilson interval of "
             f"the measured one. linkemud's count: the same test on the daemon's own loss "
             f"drops over the frames that reached it (unaffected by frames the bed lost on the "

@@ -85,9 +85,12 @@ class LossOptions:
 
 
 def fmt_pct(p: float) -> str:
-    """A fraction as the grammar's percentage, plain decimals (1e-6 -> 0.0001%)."""
-    s = f"{p * 100:.10f}".rstrip("0").rstrip(".")
-    return (s or "0") + "%"
+    """A fraction as the grammar's percentage (1e-6 -> 0.0001%, 0.07 -> 7%,
+    1e-13 -> 1e-11%): twelve significant digits, so that float noise
+    (0.07 * 100 = 7.000000000000001) is not written, and a tiny level is
+    not rounded to 0 %. Ten fixed decimals wrote 'loss 0%' for levels
+    below 5e-13, and the run then checked the level it had not set."""
+    return f"{p * 100:.12g}%"
 
 
 def run(o: LossOptions, out_path: Path) -> dict:

@@ -315,3 +315,38 @@ def test_loss_table_names_the_frame_size_measured():
     from linkemu.report import tables
     assert "one probe run of 46 B frames" in tables.loss_table(_loss_with(ip_len=46)).note
     assert "one probe run of 1500 B frames" in tables.loss_table(_loss_with(ip_len=1500)).note
+
+
+def test_inserted_delays_are_labelled_to_the_nanosecond():
+    # 1500 ns was labelled '2' (whole microseconds).
+    from linkemu.report.tables import fmt_inserted
+    assert [fmt_inserted(ns) for ns in (0, 100, 1_500, 10_000, 1_001_000, 10_000_000)] == \
+        ["0", "0.1", "1.5", "10", "1,001", "10,000"]
+
+
+def test_a_tiny_nonzero_rate_never_reads_as_zero():
+    # Six decimals of a percentage showed '0' for any rate below 5e-9.
+    from linkemu.report.tables import fmt_pct
+    assert fmt_pct(1e-9, 6) == "1e-07" and fmt_pct(4.4e-9, 6) == "4.4e-07"
+    assert fmt_pct(1e-6, 6) == "0.0001" and fmt_pct(0, 6) == "0" and fmt_pct(None) == "-"
+
+
+def test_a_run_with_no_delay_measured_shows_none_not_zero():
+    # At 100 % loss owdprobe's delay statistics are zeros over no sample;
+    # the table showed a mean delay of 0.0 us.
+    from linkemu.lab.loss_accuracy import _common
+    from linkemu.report import tables
+
+    class Link:
+        a2b = {"dropped": {"loss": 1000}}
+        problems, contention = [], []
+    rcv = {"lost": 1000, "received": 0,
+           "delay_ns": {"count": 0, "min": 0, "max": 0, "mean": 0.0, "sd": 0.0, "p50": 0.0,
+                        "p99": 0.0}}
+    common, _problems = _common({"sent": 1000}, rcv, Link(), 1000)
+    assert set(common["delay_us"].values()) == {None}
+    res = fake_loss_results()
+    res["runs"][1]["delay_us"] = common["delay_us"]
+    t = tables.loss_table(res)
+    row, head = t.rows[1], t.header
+    assert row[head.index("mean delay us")] == "-" and row[head.index("sd us")] == "-"

@@ -181,9 +181,11 @@ def _common(snd: dict, rcv: dict, link, frames: int) -> tuple[dict, list[str]]:
              "other_drops": other, "non_model_losses": lost - model,
              "duplicates": rcv.get("duplicates"), "reordered": rcv.get("reordered"),
              "socket_drops": rcv.get("socket_drops", 0),
-             "delay_us": {"mean": d.get("mean", 0) / 1e3, "sd": d.get("sd", 0) / 1e3,
-                          "min": d.get("min", 0) / 1e3, "p50": d.get("p50", 0) / 1e3,
-                          "p99": d.get("p99", 0) / 1e3, "max": d.get("max", 0) / 1e3},
+             # None where no delay was measured (nothing received, as at
+             # 100 % loss): owdprobe then writes zeros, which the table
+             # would show as a delay of 0 us.
+             "delay_us": {k: d[k] / 1e3 if d.get("count") and d.get(k) is not None else None
+                          for k in ("mean", "sd", "min", "p50", "p99", "max")},
              "emulation_error_ns": a2b.get("emulation_error_ns"),
              "daemon_config": a2b.get("config"), "contention": list(link.contention)}, problems)
 

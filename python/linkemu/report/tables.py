@@ -20,14 +20,26 @@ def fmt_us(ns, digits: int | None = None) -> str:
 
 
 def fmt_inserted(ns: int) -> str:
-    us = ns / 1e3
-    return f"{us:,.0f}" if us >= 1 or us == 0 else f"{us:g}"
+    """An inserted delay in microseconds, to the nanosecond it was set:
+    1500 ns -> '1.5' (whole microseconds wrote '2'), 10 ms -> '10,000'."""
+    return f"{ns / 1e3:,.3f}".rstrip("0").rstrip(".")
 
 
 def fmt_pct(frac, digits: int = 5) -> str:
+    """A fraction as a percentage with up to `digits` decimals; a rate too
+    small for them keeps two significant digits (1e-9 -> '1e-07'), so a
+    nonzero loss never reads as none."""
     if frac is None:
         return "-"
-    return f"{frac * 100:.{digits}f}".rstrip("0").rstrip(".") if frac else "0"
+    if not frac:
+        return "0"
+    text = f"{frac * 100:.{digits}f}".rstrip("0").rstrip(".")
+    return f"{frac * 100:.2g}" if text in ("0", "-0") else text
+
+
+def fmt_us_value(us) -> str:
+    """A value already in microseconds, one decimal; '-' where none was measured."""
+    return "-" if us is None else f"{us:,.1f}"
 
 
 def fmt_conf(conf: float) -> str:
@@ -149,7 +161,7 @@ def loss_table(res: dict) -> Table:
                      {True: "yes", False: "NO", None: "-"}[(r.get("daemon_check") or {})
                                                            .get("pass")],
                      _p(t.get("loss_runs")), _p(t.get("good_runs")),
-                     f"{r['delay_us']['mean']:,.1f}", f"{r['delay_us']['sd']:,.1f}"]
+                     fmt_us_value(r["delay_us"]["mean"]), fmt_us_value(r["delay_us"]["sd"])]
                     + ["-" if v is None else f"{v:g}" for v in pub])
     note = (f"Measured rate = lost / frames over one probe run of "
             f"{res['config'].get('ip_len', 1500)} B frames through "

@@ -297,3 +297,30 @@ def test_a_bed_name_with_a_newline_is_refused():
     from linkemu.errors import UsageError
     with pytest.raises(UsageError):
         testbed.bed_for("zr\n")
+
+
+# --- a ports bed: its daemon will not stop -------------------------------------------------------
+
+def test_ports_down_goes_on_after_a_daemon_it_may_not_signal(monkeypatch, tmp_path):
+    """`down` of a --ports bed stopped at a daemon it could not signal: the
+    promiscuous mode it had turned on, its runtime dir and EAL's hugepage
+    files (which keep their pages taken) stayed."""
+    from linkemu.bed import ports
+    monkeypatch.setattr(paths, "RUN_ROOT", tmp_path / "run")
+    b = ports.PortsBed("zq", "eth7", "eth8")
+    b.run_dir.mkdir(parents=True)
+    calls: list[str] = []
+
+    def refused(pid, grace, popen=None):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(procs, "find_linkemud", lambda prefix: [4242])
+    monkeypatch.setattr(testbed, "daemon_pid", lambda bed: None)
+    monkeypatch.setattr(procs, "terminate", refused)
+    monkeypatch.setattr(ports, "restore", lambda bed: calls.append("restore") or [])
+    monkeypatch.setattr(testbed, "remove_dpdk_leftovers",
+                        lambda prefix: calls.append(f"dpdk {prefix}") or [])
+    with pytest.raises(LinkemuError, match="stopping linkemud: .*Operation not permitted"):
+        ports.down(b)
+    assert calls == ["restore", "dpdk linkemu-zq"]
+    assert not b.run_dir.exists()

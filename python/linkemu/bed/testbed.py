@@ -209,62 +209,85 @@ def down(bed: Bed) -> list[str]:
     return remove(bed, [bed.ns_src, bed.ns_dst])
 
 
+class Removal:
+    """The steps of a removal (`down` of any kind of bed), each run even
+    when an earlier one failed: stopping at the first error would leave
+    the rest behind, and a failed `down` is exactly when the user needs
+    the rest gone. finish() raises the failures together, each named."""
+
+    def __init__(self, bed_name: str):
+        self.bed_name = bed_name
+        self.done: list[str] = []
+        self.failed: list[str] = []
+
+    def step(self, what: str, fn, *args) -> tuple[bool, object]:
+        """fn(*args): (True, its result), or (False, None) with the failure
+        kept under `what`."""
+        try:
+            return True, fn(*args)
+        except Exception as e:      # noqa: BLE001 - named in finish(), the rest still runs
+            self.failed.append(f"{what}: {e}")
+            return False, None
+
+    def steps_done(self, what: str, fn, *args) -> None:
+        """A step whose result is the list of what it did."""
+        self.done += self.step(what, fn, *args)[1] or []
+
+    def finish(self) -> list[str]:
+        """What was done; LinkemuError naming every failure if any step failed."""
+        if self.failed:
+            raise LinkemuError(f"test bed '{self.bed_name}': could not remove everything:\n  "
+                               + "\n  ".join(self.failed)
+                               + ("\n  (done: " + "; ".join(self.done) + ")" if self.done else ""))
+        return self.done
+
+
 def remove(bed: Bed, namespaces: list[str]) -> list[str]:
     """Remove the bed's daemon, its host veths, the given namespaces of its
     own (with any process left inside) and its runtime files.
 
     Every step runs even when an earlier one failed (a veth the kernel
-    holds on to, a process we may not signal): stopping at the first error
-    would leave the namespaces, EAL's hugepage files and the isolation
-    records behind, and a failed `down` is exactly when the user needs the
-    rest gone. The failures are raised together at the end, each named."""
-    done: list[str] = []
-    failed: list[str] = []
-
-    def step(what: str, fn, *args) -> tuple[bool, object]:
-        try:
-            return True, fn(*args)
-        except Exception as e:      # noqa: BLE001 - named below, the rest still runs
-            failed.append(f"{what}: {e}")
-            return False, None
-
-    ok, killed = step("stopping linkemud", kill_daemons, bed)
-    done += killed or []
+    holds on to, a process we may not signal), and the failures are
+    raised together at the end (Removal)."""
+    removal = Removal(bed.name)
+    removal.steps_done("stopping linkemud", kill_daemons, bed)
     # Tools still running inside the namespaces (an iperf3 server left by a
     # crashed demo) would keep the namespace, and its veth, alive after
     # `ip netns del`.
     for ns in namespaces:
-        _ok, pids = step(f"listing the processes in {ns}", netns.ns_pids, ns)
+        _ok, pids = removal.step(f"listing the processes in {ns}", netns.ns_pids, ns)
         for p in pids or []:
-            ok, how = step(f"stopping process {p} in {ns}", procs.terminate, p, 2.0)
+            ok, how = removal.step(f"stopping process {p} in {ns}", procs.terminate, p, 2.0)
             if ok:
-                done.append(f"process {p} in {ns} {how}")
+                removal.done.append(f"process {p} in {ns} {how}")
     # Host veths first: deleting one deletes its peer synchronously, whereas
     # a deleted namespace's devices go away asynchronously and could race
     # with an immediate `up`.
     for host in (bed.host_a, bed.host_b):
         if netns.link_exists(host):
-            if step(f"deleting veth {host}", netns.link_del_wait, host)[0]:
-                done.append(f"deleted veth {host}")
+            if removal.step(f"deleting veth {host}", netns.link_del_wait, host)[0]:
+                removal.done.append(f"deleted veth {host}")
     for ns in namespaces:
         if netns.ns_exists(ns):
-            if step(f"deleting namespace {ns}", netns.ns_del, ns)[0]:
-                done.append(f"deleted namespace {ns}")
-    if bed.run_dir.exists():
-        shutil.rmtree(bed.run_dir, ignore_errors=True)
-        done.append(f"removed {bed.run_dir}")
-    done += step("removing EAL's files", remove_dpdk_leftovers, bed.file_prefix)[1] or []
+            if removal.step(f"deleting namespace {ns}", netns.ns_del, ns)[0]:
+                removal.done.append(f"deleted namespace {ns}")
+    removal.done += remove_run_dir(bed)
+    removal.steps_done("removing EAL's files", remove_dpdk_leftovers, bed.file_prefix)
     # A killed `linkemu run --isolate-lcore` could not give other
     # processes' threads their CPUs back; its record can (isolation.py).
-    done += step("giving back isolated CPUs", isolation.recover_stale)[1] or []
-    if failed:
-        raise LinkemuError(f"test bed '{bed.name}': could not remove everything:\n  "
-                           + "\n  ".join(failed)
-                           + ("\n  (done: " + "; ".join(done) + ")" if done else ""))
-    return done
+    removal.steps_done("giving back isolated CPUs", isolation.recover_stale)
+    return removal.finish()
 
 
-def kill_daemons(bed: Bed) -> list[str]:
+def remove_run_dir(bed: BedFiles) -> list[str]:
+    """The bed's runtime dir (pid file, control socket, state, log)."""
+    if not bed.run_dir.exists():
+        return []
+    shutil.rmtree(bed.run_dir, ignore_errors=True)
+    return [f"removed {bed.run_dir}"]
+
+
+def kill_daemons(bed: BedFiles) -> list[str]:
     """Stop every linkemud of the bed (by pid file and by EAL file prefix)."""
     done: list[str] = []
     pids = set(procs.find_linkemud(bed.file_prefix))

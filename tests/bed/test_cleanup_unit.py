@@ -410,3 +410,49 @@ def test_up_leaves_the_files_of_a_daemon_being_started(crashed_daemons_files, mo
         fcntl.flock(held, fcntl.LOCK_EX)
         testbed.up(b)
     assert rt.exists() and len(list(huge.glob(f"{b.file_prefix}map_*"))) == 3
+
+
+# --- a second Ctrl-C while a start that the first one interrupted cleans up --------------------
+
+SLOW_TO_GO = """#!{python}
+# A linkemud that is slow to go: the user's first Ctrl-C lands while
+# linkemu waits for it to be ready; the second while linkemu waits for it
+# to exit after SIGTERM (the moment a user presses again).
+import os, signal, time
+signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getppid(), signal.SIGINT))
+os.kill(os.getppid(), signal.SIGINT)
+while True:
+    time.sleep(1)
+"""
+
+
+def test_a_second_ctrl_c_does_not_cut_short_a_failed_starts_cleanup(eal_files, monkeypatch,
+                                                                   tmp_path):
+    """Ctrl-C while linkemud starts: start() stops it (SIGTERM, wait, then
+    SIGKILL) and removes its files. A second Ctrl-C during that wait ended
+    the cleanup, and `run` had no daemon to stop yet: linkemud, in a
+    session of its own, ran on with its hugepages and the bed."""
+    import os
+    import signal
+    import sys
+    from linkemu.bed.interrupts import interruptible
+    from linkemu.daemon import daemon
+    b, rt, page, _failing = eal_files
+    monkeypatch.setattr(daemon, "ABORT_GRACE_S", 0.5)
+    slow = tmp_path / "slow" / "linkemud"
+    slow.parent.mkdir()
+    slow.write_text(SLOW_TO_GO.format(python=sys.executable))
+    slow.chmod(0o755)
+    try:
+        with pytest.raises(KeyboardInterrupt), interruptible():
+            daemon.start(daemon.DaemonConfig(bed=b), binary=slow, ready_timeout=30)
+        assert _ours(b, slow) == [], "linkemud was left running"
+        assert not paths.daemon_pid_file(b.name).exists() and not page.exists()
+    finally:
+        for pid in _ours(b, slow):
+            os.kill(pid, signal.SIGKILL)     # SIGTERM would make it send another SIGINT
+
+
+def _ours(b, binary) -> list[int]:
+    """Live processes of this test's stand-in (nothing else of the prefix)."""
+    return [p for p in procs.find_linkemud(b.file_prefix) if str(binary) in procs.cmdline(p)]

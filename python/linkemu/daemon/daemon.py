@@ -23,6 +23,7 @@ from pathlib import Path
 
 from linkemu.bed import paths, procs
 from linkemu.bed.cpus import default_lcores
+from linkemu.bed.interrupts import shielded
 from linkemu.bed.testbed import Bed, daemon_pid, live_daemon, remove_dpdk_leftovers, start_lock
 from linkemu.daemon import control
 from linkemu.errors import LinkemuError, UsageError
@@ -39,6 +40,8 @@ WAITS = ("busy", "adaptive")
 READY_PREFIX = "linkemud: ready"
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
+# A daemon that did not become ready: its time to exit on SIGTERM before SIGKILL.
+ABORT_GRACE_S = 5.0
 _LCORES_RE = re.compile(r"^[0-9][0-9,\-]*$")
 
 
@@ -264,8 +267,19 @@ def _wait_ready(d: Daemon, log_path: Path, offset: int, timeout: float) -> None:
 
 
 def _abort(d: Daemon) -> None:
+    """Stop a daemon that did not become ready and remove its files.
+
+    Shielded: a Ctrl-C while linkemud starts brings us here, and a second
+    one (the user pressing again while we wait up to ABORT_GRACE_S for it
+    to exit) ended the cleanup there; the caller had no Link to stop yet,
+    so linkemud, in a session of its own, ran on with its hugepages."""
+    with shielded():
+        _stop_and_remove(d)
+
+
+def _stop_and_remove(d: Daemon) -> None:
     if d.popen.poll() is None:
-        procs.terminate(d.pid, 5.0, d.popen)
+        procs.terminate(d.pid, ABORT_GRACE_S, d.popen)
     bed = d.config.bed
     pid_file = paths.daemon_pid_file(bed.name)
     try:

@@ -251,7 +251,7 @@ def test_a_start_while_another_starts_is_refused(eal_files):
     from linkemu.daemon import daemon
     b, rt, page, failing = eal_files
     b.run_dir.mkdir(parents=True)
-    with open(b.run_dir / daemon.START_LOCK, "w") as held:
+    with open(b.run_dir / testbed.START_LOCK, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         with pytest.raises(LinkemuError, match="is starting linkemud on bed 'zq'"):
             daemon.start(daemon.DaemonConfig(bed=b), binary=failing, ready_timeout=5)
@@ -297,3 +297,162 @@ def test_a_bed_name_with_a_newline_is_refused():
     from linkemu.errors import UsageError
     with pytest.raises(UsageError):
         testbed.bed_for("zr\n")
+
+
+# --- a ports bed: its daemon will not stop -------------------------------------------------------
+
+def test_ports_down_goes_on_after_a_daemon_it_may_not_signal(monkeypatch, tmp_path):
+    """`down` of a --ports bed stopped at a daemon it could not signal: the
+    promiscuous mode it had turned on, its runtime dir and EAL's hugepage
+    files (which keep their pages taken) stayed."""
+    from linkemu.bed import ports
+    monkeypatch.setattr(paths, "RUN_ROOT", tmp_path / "run")
+    b = ports.PortsBed("zq", "eth7", "eth8")
+    b.run_dir.mkdir(parents=True)
+    calls: list[str] = []
+
+    def refused(pid, grace, popen=None):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(procs, "find_linkemud", lambda prefix: [4242])
+    monkeypatch.setattr(testbed, "daemon_pid", lambda bed: None)
+    monkeypatch.setattr(procs, "terminate", refused)
+    monkeypatch.setattr(ports, "restore", lambda bed: calls.append("restore") or [])
+    monkeypatch.setattr(testbed, "remove_dpdk_leftovers",
+                        lambda prefix: calls.append(f"dpdk {prefix}") or [])
+    with pytest.raises(LinkemuError, match="stopping linkemud: .*Operation not permitted"):
+        ports.down(b)
+    assert calls == ["restore", "dpdk linkemu-zq"]
+    assert not b.run_dir.exists()
+
+
+# --- up after a crashed daemon: its hugepage files first, then the reservation ---------------
+
+@pytest.fixture
+def crashed_daemons_files(eal_files, monkeypatch):
+    """Bed 'zq' whose linkemud was killed (SIGKILL): its EAL runtime dir
+    and hugepage files are in place, its pid file names a pid that is
+    gone, and no linkemud with its prefix runs. Building the veths is
+    faked; hugepages.ensure() records what was in hugetlbfs when it ran."""
+    from linkemu.bed import hugepages, sides
+    b, rt, page, _failing = eal_files
+    b.run_dir.mkdir(parents=True)
+    paths.daemon_pid_file(b.name).write_text(f"{_a_gone_pid()}\n")
+    for f in ("map_1", "map_2"):
+        (page.parent / f"{b.file_prefix}{f}").write_text("")
+    # Another bed's files: never ours to remove.
+    other = testbed.bed_for("zr")
+    others = [page.parent / f"{other.file_prefix}map_0", paths.DPDK_RUN_ROOT / other.file_prefix]
+    others[0].write_text("")
+    others[1].mkdir()
+    for name in ("up", "static_neighbours"):
+        monkeypatch.setattr(sides, name, lambda *args: None)
+    monkeypatch.setattr(sides, "check", lambda *args: [])
+    seen_by_ensure: list[list[str]] = []
+    monkeypatch.setattr(hugepages, "ensure",
+                        lambda *a: seen_by_ensure.append(sorted(p.name for p in page.parent.iterdir())))
+    return b, rt, page.parent, others, seen_by_ensure
+
+
+def _a_gone_pid() -> int:
+    import subprocess
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_up_removes_a_crashed_daemons_hugepage_files_before_reserving(crashed_daemons_files,
+                                                                      monkeypatch, capsys):
+    """A linkemud killed with SIGKILL leaves its hugepage files, and they
+    keep their pages taken: `up` counted them as used and grew the
+    reservation by as many pages, on every crash."""
+    b, rt, huge, others, seen_by_ensure = crashed_daemons_files
+    monkeypatch.setattr(procs, "find_linkemud", lambda prefix: [])
+    testbed.up(b)
+    assert seen_by_ensure == [["linkemu-zrmap_0"]], "ensure() ran with the crashed daemon's files there"
+    assert not rt.exists()
+    assert all(p.exists() for p in others), "another bed's files were removed"
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 1 and "3 hugepage files" in said[0] and "bed 'zq'" in said[0], said
+
+
+def test_up_leaves_a_live_daemons_files(crashed_daemons_files, tmp_path, capsys):
+    """The bed's daemon runs (found by its EAL prefix; its pid file is
+    stale): its files are live, and `up` neither removes them nor reserves
+    pages on top of the ones it holds."""
+    import subprocess
+    import sys
+    b, rt, huge, others, seen_by_ensure = crashed_daemons_files
+    fake = tmp_path / "stand-in" / "linkemud"
+    fake.parent.mkdir()
+    fake.write_text("import time\nprint('running', flush=True)\ntime.sleep(30)\n")
+    live = subprocess.Popen([sys.executable, str(fake), "-l", "1", "--file-prefix", b.file_prefix,
+                             "--", "--a2b", ""], stdout=subprocess.PIPE, text=True)
+    try:
+        assert live.stdout.readline() == "running\n"
+        testbed.up(b)
+    finally:
+        live.kill()
+        live.wait()
+        live.stdout.close()
+    assert rt.exists() and len(list(huge.glob(f"{b.file_prefix}map_*"))) == 3
+    assert seen_by_ensure == []
+    assert capsys.readouterr().err == ""
+
+
+def test_up_leaves_the_files_of_a_daemon_being_started(crashed_daemons_files, monkeypatch):
+    """A `linkemu run` elsewhere holds the bed's start lock: its daemon may
+    not be found yet, but the files are about to be its own."""
+    import fcntl
+    b, rt, huge, others, seen_by_ensure = crashed_daemons_files
+    monkeypatch.setattr(procs, "find_linkemud", lambda prefix: [])
+    with open(b.run_dir / testbed.START_LOCK, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        testbed.up(b)
+    assert rt.exists() and len(list(huge.glob(f"{b.file_prefix}map_*"))) == 3
+
+
+# --- a second Ctrl-C while a start that the first one interrupted cleans up --------------------
+
+SLOW_TO_GO = """#!{python}
+# A linkemud that is slow to go: the user's first Ctrl-C lands while
+# linkemu waits for it to be ready; the second while linkemu waits for it
+# to exit after SIGTERM (the moment a user presses again).
+import os, signal, time
+signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getppid(), signal.SIGINT))
+os.kill(os.getppid(), signal.SIGINT)
+while True:
+    time.sleep(1)
+"""
+
+
+def test_a_second_ctrl_c_does_not_cut_short_a_failed_starts_cleanup(eal_files, monkeypatch,
+                                                                   tmp_path):
+    """Ctrl-C while linkemud starts: start() stops it (SIGTERM, wait, then
+    SIGKILL) and removes its files. A second Ctrl-C during that wait ended
+    the cleanup, and `run` had no daemon to stop yet: linkemud, in a
+    session of its own, ran on with its hugepages and the bed."""
+    import os
+    import signal
+    import sys
+    from linkemu.bed.interrupts import interruptible
+    from linkemu.daemon import daemon
+    b, rt, page, _failing = eal_files
+    monkeypatch.setattr(daemon, "ABORT_GRACE_S", 0.5)
+    slow = tmp_path / "slow" / "linkemud"
+    slow.parent.mkdir()
+    slow.write_text(SLOW_TO_GO.format(python=sys.executable))
+    slow.chmod(0o755)
+    try:
+        with pytest.raises(KeyboardInterrupt), interruptible():
+            daemon.start(daemon.DaemonConfig(bed=b), binary=slow, ready_timeout=30)
+        assert _ours(b, slow) == [], "linkemud was left running"
+        assert not paths.daemon_pid_file(b.name).exists() and not page.exists()
+    finally:
+        for pid in _ours(b, slow):
+            os.kill(pid, signal.SIGKILL)     # SIGTERM would make it send another SIGINT
+
+
+def _ours(b, binary) -> list[int]:
+    """Live processes of this test's stand-in (nothing else of the prefix)."""
+    return [p for p in procs.find_linkemud(b.file_prefix) if str(binary) in procs.cmdline(p)]

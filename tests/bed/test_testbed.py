@@ -207,6 +207,34 @@ def test_down_after_daemon_kill9(bed_up, linkemud_bin):
     assert cp.returncode == 0, cp.stderr
 
 
+def test_up_after_daemon_kill9_frees_its_pages_first(bed_up, linkemud_bin):
+    """A real linkemud killed with -9, then `up` without a `down`: the
+    dead daemon's hugepage files kept their pages taken, and `up` counted
+    them as used (and reserved more when too few were left). Now it
+    removes them first and says so; `run` works again after."""
+    from linkemu.bed import hugepages
+    b = testbed.bed_for(BED)
+    free_before = hugepages.read_state().free
+    cp = linkemu("run", "--bed", BED, "--detach")
+    assert cp.returncode == 0, cp.stderr
+    pid = status()["daemon"]["pid"]
+    assert list(Path("/dev/hugepages").glob(f"{b.file_prefix}map_*")), "no hugepage files to leave"
+    os.kill(pid, 9)
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    cp = linkemu("testbed", "up", "--bed", BED)
+    assert cp.returncode == 0, cp.stderr
+    assert not list(Path("/dev/hugepages").glob(f"{b.file_prefix}map_*"))
+    assert hugepages.read_state().free == free_before
+    said = [l for l in cp.stderr.splitlines() if "hugepage files" in l]
+    assert len(said) == 1 and f"bed '{BED}'" in said[0], cp.stderr
+    cp = linkemu("run", "--bed", BED, "--detach")
+    assert cp.returncode == 0, cp.stderr
+    stop = linkemu("stop", "--bed", BED)
+    assert stop.returncode == 0, stop.stderr
+
+
 def test_bad_bed_name_is_a_usage_error():
     for name in ("Bad", "toolongname", "a-b", "le"):
         cp = linkemu("testbed", "status", "--bed", name)

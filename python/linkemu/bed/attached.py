@@ -39,7 +39,7 @@ import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from linkemu.bed import hugepages, netns, paths, sides, testbed
+from linkemu.bed import netns, paths, sides, testbed
 from linkemu.bed.nsref import NsRef
 from linkemu.bed.sides import Side
 from linkemu.errors import LinkemuError, UsageError
@@ -218,8 +218,7 @@ def up(bed: AttachedBed) -> AttachedBed:
     _refuse_other_kind(bed)
     if bed.kind == "between":
         _check_between(bed)
-    if testbed.daemon_pid(bed) is None:
-        hugepages.ensure()
+    testbed.make_room_for_daemon(bed)
     bed.run_dir.mkdir(parents=True, exist_ok=True)
     if bed.kind == "shell":
         with open(_ALLOC_LOCK, "w") as lock:

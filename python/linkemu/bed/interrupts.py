@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -34,7 +35,15 @@ def interruptible():
 
 @contextlib.contextmanager
 def shielded():
-    """Within: Ctrl-C, SIGTERM and SIGHUP are ignored (for cleanup)."""
+    """Within: Ctrl-C, SIGTERM and SIGHUP are ignored (for cleanup).
+
+    Off the main thread there is nothing to shield (Python runs signal
+    handlers in the main thread only, and signal.signal() refuses other
+    threads): cleanup there, e.g. daemon.start() called from an API
+    user's thread, just runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     old = {s: signal.getsignal(s) for s in _SIGNALS}
     for s in _SIGNALS:
         signal.signal(s, signal.SIG_IGN)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,12 +202,17 @@ def load(name: str) -> PortsBed | None:
 
 
 def down(bed: PortsBed) -> list[str]:
-    """The daemon and linkemu's own files; never the interfaces."""
-    done = testbed.kill_daemons(bed) + restore(bed)
-    if bed.run_dir.exists():
-        shutil.rmtree(bed.run_dir, ignore_errors=True)
-        done.append(f"removed {bed.run_dir}")
-    return done + testbed.remove_dpdk_leftovers(bed.file_prefix)
+    """The daemon and linkemu's own files; never the interfaces. Every step
+    runs even when an earlier one failed (testbed.Removal): a daemon we may
+    not signal must not leave the promiscuous mode, the runtime dir and
+    EAL's hugepage files (their pages stay taken) behind."""
+    removal = testbed.Removal(bed.name)
+    removal.steps_done("stopping linkemud", testbed.kill_daemons, bed)
+    # Before the runtime dir goes: the state file there says what to put back.
+    removal.steps_done("restoring the ports' promiscuous mode", restore, bed)
+    removal.done += testbed.remove_run_dir(bed)
+    removal.steps_done("removing EAL's files", testbed.remove_dpdk_leftovers, bed.file_prefix)
+    return removal.finish()
 
 
 def status(bed: PortsBed) -> dict:

@@ -14,10 +14,13 @@ built one; `down` removes whatever exists by name, with or without state.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import shutil
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,6 +38,10 @@ ADDR_DST = "198.18.0.2"
 PREFIX_LEN = 24
 NS_DEV = "eth0"
 DAEMON_STOP_GRACE_S = 5.0
+# In the bed's run dir: held by daemon.start() from its "is one running?"
+# check until the daemon is ready or gone, and by `up` while it removes a
+# gone daemon's files (start_lock()).
+START_LOCK = "start.lock"
 
 
 class BedFiles:
@@ -124,15 +131,17 @@ def bed_for(name: str | None) -> Bed:
 
 # --- up ------------------------------------------------------------------------
 
-def up(bed: Bed) -> dict:
-    """Build (or repair) the bed, verify it, write its state; return status."""
+def _say(line: str) -> None:
+    print(f"linkemu: {line}", file=sys.stderr)
+
+
+def up(bed: Bed, say=_say) -> dict:
+    """Build (or repair) the bed, verify it, write its state; return status.
+    say(line): what was removed that a gone daemon had left."""
     for tool in ("ip", "ethtool"):
         if shutil.which(tool) is None:
             raise LinkemuError(f"{tool} not found: install iproute2 and ethtool")
-    if daemon_pid(bed) is None:
-        # A running daemon of this bed holds pages of its own; asking for
-        # MIN_FREE_PAGES more on top would only grow the reservation.
-        hugepages.ensure()
+    make_room_for_daemon(bed, say)
     a, b = bed.side_specs()
     sides.up(a)
     sides.up(b)
@@ -146,6 +155,39 @@ def up(bed: Bed) -> dict:
              "file_prefix": bed.file_prefix}
     write_json(paths.testbed_state_file(bed.name), state)
     return status(bed)
+
+
+def make_room_for_daemon(bed: BedFiles, say=_say) -> None:
+    """Free hugepages for the bed's next daemon: first the files a gone
+    daemon of this bed left (a linkemud killed with SIGKILL cannot remove
+    them, and they keep their pages taken), then reserve what is still
+    missing. Reserving first counted those pages as used and grew the
+    reservation by as many on every crash."""
+    with start_lock(bed) as held:
+        # A daemon running or being started (`linkemu run` elsewhere holds
+        # the lock) owns the files and pages it has: removing them would
+        # pull them from under it, and asking for MIN_FREE_PAGES more on
+        # top would only grow the reservation.
+        if not held or live_daemon(bed) is not None:
+            return
+        line = remove_gone_daemons_files(bed)
+    if line:
+        say(line)
+    hugepages.ensure()
+
+
+def remove_gone_daemons_files(bed: BedFiles) -> str | None:
+    """EAL's files of the bed's prefix, once no daemon of the bed lives
+    (the caller's to know): one line saying what went, or None."""
+    runtime = remove_eal_runtime_dir(bed.file_prefix)
+    pages = remove_hugepage_files(bed.file_prefix)
+    if not runtime and not pages:
+        return None
+    what = [f"{len(pages)} hugepage files in {', '.join(sorted({str(p.parent) for p in pages}))}"
+            ] if pages else []
+    what += [str(p) for p in runtime]
+    return (f"bed '{bed.name}': removed what its linkemud, now gone, left behind "
+            f"({'; '.join(what)}) before reserving hugepages")
 
 
 def check(bed: Bed) -> list[str]:
@@ -190,6 +232,31 @@ def format_status(st: dict) -> str:
     return "\n".join(lines)
 
 
+def live_daemon(bed: BedFiles) -> int | None:
+    """The bed's live daemon: by pid file, else by EAL file prefix (a pid
+    file removed by hand, or one not yet written by a start elsewhere)."""
+    pid = daemon_pid(bed)
+    if pid is not None:
+        return pid
+    found = procs.find_linkemud(bed.file_prefix)
+    return found[0] if found else None
+
+
+@contextlib.contextmanager
+def start_lock(bed: BedFiles):
+    """Within: the bed's start lock, if free (yields True), else False
+    (another process starts the bed's daemon). Not waited for: a start
+    takes up to the ready timeout."""
+    bed.run_dir.mkdir(parents=True, exist_ok=True)
+    with open(bed.run_dir / START_LOCK, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
 def daemon_pid(bed: Bed) -> int | None:
     """The bed's live linkemud from its pid file, or None."""
     try:
@@ -209,62 +276,85 @@ def down(bed: Bed) -> list[str]:
     return remove(bed, [bed.ns_src, bed.ns_dst])
 
 
+class Removal:
+    """The steps of a removal (`down` of any kind of bed), each run even
+    when an earlier one failed: stopping at the first error would leave
+    the rest behind, and a failed `down` is exactly when the user needs
+    the rest gone. finish() raises the failures together, each named."""
+
+    def __init__(self, bed_name: str):
+        self.bed_name = bed_name
+        self.done: list[str] = []
+        self.failed: list[str] = []
+
+    def step(self, what: str, fn, *args) -> tuple[bool, object]:
+        """fn(*args): (True, its result), or (False, None) with the failure
+        kept under `what`."""
+        try:
+            return True, fn(*args)
+        except Exception as e:      # noqa: BLE001 - named in finish(), the rest still runs
+            self.failed.append(f"{what}: {e}")
+            return False, None
+
+    def steps_done(self, what: str, fn, *args) -> None:
+        """A step whose result is the list of what it did."""
+        self.done += self.step(what, fn, *args)[1] or []
+
+    def finish(self) -> list[str]:
+        """What was done; LinkemuError naming every failure if any step failed."""
+        if self.failed:
+            raise LinkemuError(f"test bed '{self.bed_name}': could not remove everything:\n  "
+                               + "\n  ".join(self.failed)
+                               + ("\n  (done: " + "; ".join(self.done) + ")" if self.done else ""))
+        return self.done
+
+
 def remove(bed: Bed, namespaces: list[str]) -> list[str]:
     """Remove the bed's daemon, its host veths, the given namespaces of its
     own (with any process left inside) and its runtime files.
 
     Every step runs even when an earlier one failed (a veth the kernel
-    holds on to, a process we may not signal): stopping at the first error
-    would leave the namespaces, EAL's hugepage files and the isolation
-    records behind, and a failed `down` is exactly when the user needs the
-    rest gone. The failures are raised together at the end, each named."""
-    done: list[str] = []
-    failed: list[str] = []
-
-    def step(what: str, fn, *args) -> tuple[bool, object]:
-        try:
-            return True, fn(*args)
-        except Exception as e:      # noqa: BLE001 - named below, the rest still runs
-            failed.append(f"{what}: {e}")
-            return False, None
-
-    ok, killed = step("stopping linkemud", kill_daemons, bed)
-    done += killed or []
+    holds on to, a process we may not signal), and the failures are
+    raised together at the end (Removal)."""
+    removal = Removal(bed.name)
+    removal.steps_done("stopping linkemud", kill_daemons, bed)
     # Tools still running inside the namespaces (an iperf3 server left by a
     # crashed demo) would keep the namespace, and its veth, alive after
     # `ip netns del`.
     for ns in namespaces:
-        _ok, pids = step(f"listing the processes in {ns}", netns.ns_pids, ns)
+        _ok, pids = removal.step(f"listing the processes in {ns}", netns.ns_pids, ns)
         for p in pids or []:
-            ok, how = step(f"stopping process {p} in {ns}", procs.terminate, p, 2.0)
+            ok, how = removal.step(f"stopping process {p} in {ns}", procs.terminate, p, 2.0)
             if ok:
-                done.append(f"process {p} in {ns} {how}")
+                removal.done.append(f"process {p} in {ns} {how}")
     # Host veths first: deleting one deletes its peer synchronously, whereas
     # a deleted namespace's devices go away asynchronously and could race
     # with an immediate `up`.
     for host in (bed.host_a, bed.host_b):
         if netns.link_exists(host):
-            if step(f"deleting veth {host}", netns.link_del_wait, host)[0]:
-                done.append(f"deleted veth {host}")
+            if removal.step(f"deleting veth {host}", netns.link_del_wait, host)[0]:
+                removal.done.append(f"deleted veth {host}")
     for ns in namespaces:
         if netns.ns_exists(ns):
-            if step(f"deleting namespace {ns}", netns.ns_del, ns)[0]:
-                done.append(f"deleted namespace {ns}")
-    if bed.run_dir.exists():
-        shutil.rmtree(bed.run_dir, ignore_errors=True)
-        done.append(f"removed {bed.run_dir}")
-    done += step("removing EAL's files", remove_dpdk_leftovers, bed.file_prefix)[1] or []
+            if removal.step(f"deleting namespace {ns}", netns.ns_del, ns)[0]:
+                removal.done.append(f"deleted namespace {ns}")
+    removal.done += remove_run_dir(bed)
+    removal.steps_done("removing EAL's files", remove_dpdk_leftovers, bed.file_prefix)
     # A killed `linkemu run --isolate-lcore` could not give other
     # processes' threads their CPUs back; its record can (isolation.py).
-    done += step("giving back isolated CPUs", isolation.recover_stale)[1] or []
-    if failed:
-        raise LinkemuError(f"test bed '{bed.name}': could not remove everything:\n  "
-                           + "\n  ".join(failed)
-                           + ("\n  (done: " + "; ".join(done) + ")" if done else ""))
-    return done
+    removal.steps_done("giving back isolated CPUs", isolation.recover_stale)
+    return removal.finish()
 
 
-def kill_daemons(bed: Bed) -> list[str]:
+def remove_run_dir(bed: BedFiles) -> list[str]:
+    """The bed's runtime dir (pid file, control socket, state, log)."""
+    if not bed.run_dir.exists():
+        return []
+    shutil.rmtree(bed.run_dir, ignore_errors=True)
+    return [f"removed {bed.run_dir}"]
+
+
+def kill_daemons(bed: BedFiles) -> list[str]:
     """Stop every linkemud of the bed (by pid file and by EAL file prefix)."""
     done: list[str] = []
     pids = set(procs.find_linkemud(bed.file_prefix))
@@ -280,22 +370,36 @@ def kill_daemons(bed: Bed) -> list[str]:
 def remove_dpdk_leftovers(prefix: str) -> list[str]:
     """EAL's runtime dir and hugepage files for our file prefix. A killed
     daemon leaves them behind, and its hugepage files keep the pages taken."""
-    done = []
+    return [f"removed {p}" for p in remove_eal_runtime_dir(prefix) + remove_hugepage_files(prefix)]
+
+
+def remove_eal_runtime_dir(prefix: str) -> list[Path]:
+    """EAL's runtime dir of the prefix (config, sockets, telemetry), as a
+    list: [] when there was none."""
     rt = paths.DPDK_RUN_ROOT / prefix
-    if rt.exists():
-        shutil.rmtree(rt, ignore_errors=True)
-        done.append(f"removed {rt}")
+    if not rt.exists():
+        return []
+    shutil.rmtree(rt, ignore_errors=True)
+    return [rt]
+
+
+def remove_hugepage_files(prefix: str) -> list[Path]:
+    """The prefix's hugepage files in every hugetlbfs mount (and ours, in
+    case it is not listed): the ones that were removed."""
+    removed = []
     for mnt in set(hugepages.hugetlbfs_mounts()) | {str(hugepages.MOUNT_POINT)}:
         d = Path(mnt)
         if not d.is_dir():
             continue
-        for f in d.glob(f"{prefix}map_*"):
+        # "map_" follows the prefix at once: bed names have no "_", so no
+        # other bed's prefix can match.
+        for f in sorted(d.glob(f"{prefix}map_*")):
             try:
                 f.unlink()
-                done.append(f"removed {f}")
+                removed.append(f)
             except FileNotFoundError:
                 pass
-    return done
+    return removed
 
 
 def write_json(path: Path, obj) -> None:

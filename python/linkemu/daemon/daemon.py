@@ -12,7 +12,6 @@ Its stdout and stderr go to one log file rather than a pipe to us: with
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -24,7 +23,8 @@ from pathlib import Path
 
 from linkemu.bed import paths, procs
 from linkemu.bed.cpus import default_lcores
-from linkemu.bed.testbed import Bed, daemon_pid, remove_dpdk_leftovers
+from linkemu.bed.interrupts import shielded
+from linkemu.bed.testbed import Bed, daemon_pid, live_daemon, remove_dpdk_leftovers, start_lock
 from linkemu.daemon import control
 from linkemu.errors import LinkemuError, UsageError
 
@@ -40,9 +40,8 @@ WAITS = ("busy", "adaptive")
 READY_PREFIX = "linkemud: ready"
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
-# In the bed's run dir: held from the "is one running?" check until the
-# daemon is ready or gone (start()).
-START_LOCK = "start.lock"
+# A daemon that did not become ready: its time to exit on SIGTERM before SIGKILL.
+ABORT_GRACE_S = 5.0
 _LCORES_RE = re.compile(r"^[0-9][0-9,\-]*$")
 
 
@@ -201,33 +200,20 @@ def start(cfg: DaemonConfig, binary: Path | None = None,
     validate(cfg)
     binary = binary or require_binary(cfg.io)
     bed = cfg.bed
-    bed.run_dir.mkdir(parents=True, exist_ok=True)
     # Two `linkemu run`s on one bed both found no daemon and both started
     # one; EAL refused the second, whose _abort then removed the first's
     # pid file, runtime dir and hugepage files. The check and the start are
     # now one step per bed.
-    with open(bed.run_dir / START_LOCK, "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with start_lock(bed) as held:
+        if not held:
             raise LinkemuError(f"another linkemu is starting linkemud on bed '{bed.name}' "
-                               f"right now; wait for it, or use another --bed") from None
+                               f"right now; wait for it, or use another --bed")
         return _start_locked(cfg, binary, ready_timeout)
-
-
-def _running(bed: Bed) -> int | None:
-    """The bed's live daemon: by pid file, else by EAL file prefix (a pid
-    file removed by hand, or one not yet written by a start elsewhere)."""
-    pid = daemon_pid(bed)
-    if pid is not None:
-        return pid
-    found = procs.find_linkemud(bed.file_prefix)
-    return found[0] if found else None
 
 
 def _start_locked(cfg: DaemonConfig, binary: Path, ready_timeout: float) -> Daemon:
     bed = cfg.bed
-    running = _running(bed)
+    running = live_daemon(bed)
     if running is not None:
         raise LinkemuError(f"linkemud is already running on bed '{bed.name}' (pid {running}); "
                            f"run `linkemu stop --bed {bed.name}` first")
@@ -281,8 +267,19 @@ def _wait_ready(d: Daemon, log_path: Path, offset: int, timeout: float) -> None:
 
 
 def _abort(d: Daemon) -> None:
+    """Stop a daemon that did not become ready and remove its files.
+
+    Shielded: a Ctrl-C while linkemud starts brings us here, and a second
+    one (the user pressing again while we wait up to ABORT_GRACE_S for it
+    to exit) ended the cleanup there; the caller had no Link to stop yet,
+    so linkemud, in a session of its own, ran on with its hugepages."""
+    with shielded():
+        _stop_and_remove(d)
+
+
+def _stop_and_remove(d: Daemon) -> None:
     if d.popen.poll() is None:
-        procs.terminate(d.pid, 5.0, d.popen)
+        procs.terminate(d.pid, ABORT_GRACE_S, d.popen)
     bed = d.config.bed
     pid_file = paths.daemon_pid_file(bed.name)
     try:

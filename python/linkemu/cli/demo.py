@@ -41,30 +41,35 @@ def run(bed: api.Bed, seconds: int = 5, io: str = "dpdk") -> int:
     link = None
     results: dict = {}
     report = None
-    try:
-        with interruptible():
-            _step(1, f"bringing up test bed '{bed.name}'")
-            bed.up()
-            _step(2, f"starting {'linkemuk' if io == 'kernel' else 'linkemud'} "
-                     f"({LINK}, both directions)")
-            link = bed.run(LINK, LINK, io=io)
-            _step(3, "ping src -> dst (20 pings, 0.2 s apart), one-way delay (owdprobe, 1 s)")
-            results["ping"] = ping.ping(bed.layout, count=20, interval=0.2).summary()
-            results["owd"] = owd.probe(bed.layout, owd.ProbeSpec(ip_len=100, pps=1000, count=1000,
-                                                                 spin_us=50))["receiver"]
-            _step(4, f"iperf3 TCP src -> dst ({seconds} s)")
-            results["tcp"] = iperf3.iperf3_tcp_summary(iperf3.iperf3(bed.layout, seconds))
-            _step(5, f"iperf3 UDP 50 Mbit/s src -> dst ({seconds} s)")
-            results["udp"] = iperf3.iperf3_udp_summary(
-                iperf3.iperf3(bed.layout, seconds, udp=True, bitrate="50M"))
-            _step(6, "stopping linkemud")
-            with shielded():
-                report = link.stop()
-    except KeyboardInterrupt:
-        print("\ninterrupted: cleaning up", file=sys.stderr)
-        return 1
-    finally:
-        with shielded():
+    # Shielded around the whole: interruptible() hands back to the shield,
+    # so a signal between the work and the cleanup is ignored. With the
+    # shield only inside `finally`, a SIGTERM arriving just after the work
+    # ended the process (its default) and left the bed and linkemud.
+    with shielded():
+        try:
+            with interruptible():
+                _step(1, f"bringing up test bed '{bed.name}'")
+                bed.up()
+                _step(2, f"starting {'linkemuk' if io == 'kernel' else 'linkemud'} "
+                         f"({LINK}, both directions)")
+                link = bed.run(LINK, LINK, io=io)
+                _step(3, "ping src -> dst (20 pings, 0.2 s apart), one-way delay (owdprobe, 1 s)")
+                results["ping"] = ping.ping(bed.layout, count=20, interval=0.2).summary()
+                results["owd"] = owd.probe(bed.layout, owd.ProbeSpec(ip_len=100, pps=1000,
+                                                                     count=1000,
+                                                                     spin_us=50))["receiver"]
+                _step(4, f"iperf3 TCP src -> dst ({seconds} s)")
+                results["tcp"] = iperf3.iperf3_tcp_summary(iperf3.iperf3(bed.layout, seconds))
+                _step(5, f"iperf3 UDP 50 Mbit/s src -> dst ({seconds} s)")
+                results["udp"] = iperf3.iperf3_udp_summary(
+                    iperf3.iperf3(bed.layout, seconds, udp=True, bitrate="50M"))
+                _step(6, "stopping linkemud")
+                with shielded():
+                    report = link.stop()
+        except KeyboardInterrupt:
+            print("\ninterrupted: cleaning up", file=sys.stderr)
+            return 1
+        finally:
             if link is not None and link.report is None:
                 try:
                     link.stop()

@@ -35,52 +35,55 @@ def cmd_run(a: argparse.Namespace) -> int:
     bed.require_no_daemon()
     link = player = None
     echoes: list = []
-    try:
-        with interruptible():
-            if not bed.is_up() and bed.kind != "ports":
-                print(f"linkemu: bringing up test bed '{bed.name}'", file=sys.stderr)
-            # Always: up is idempotent, and on a built bed it re-checks what
-            # the daemon relies on (offloads off, hugepages free).
-            bring_up(bed, a.pmd or "af_xdp")
-            link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed,
-                           io=a.io, wait=a.wait, spin=a.spin_us)
-            player = scenario.run_scenario_start(scen, link, a.detach)
-            echoes = punt.start_echoes(a, bed.name, a2b, b2a)   # --punt-echo
-            how = ("kernel sockets" if a.io == "kernel"
-                   else f"{link.pmd}, lcores {a.lcores or daemon.default_lcores()}")
-            ready = f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {how})"
-            if a.detach:
-                link.detach()
-                link = None            # the user's now: `linkemu stop` ends it
-                print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
-                return 0
-            # Not this process: it mostly sleeps, and the daemon's own threads
-            # are bound already (its lcores, its control threads).
-            with (isolation.isolated(away, keep={os.getpid()}, say=err)
-                  if away else contextlib.nullcontext({})) as moved:
-                try:
-                    if away:
-                        err(f"moved {isolation.describe(moved)} off CPU {','.join(map(str, sorted(away)))} "
-                            "until the run ends (--isolate-lcore)")
-                    print(f"{ready}\n  a2b: {a2b or '(no impairment)'}\n"
-                          f"  b2a: {b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
-                    while link.exit_code() is None:
-                        time.sleep(0.2)
-                except KeyboardInterrupt:
-                    pass
-    except BaseException:
-        # linkemud runs in a session of its own, so nothing but us stops it:
-        # a step after it became ready that failed (punt_echo not built, a
-        # bad --punt-work-ns, which start_echoes checks only then) or a
-        # Ctrl-C/SIGTERM before the wait above (or a second one after it)
-        # would leave it running, holding its hugepages and the bed.
-        if link is not None:
-            with shielded():
+    # Shielded around the whole: interruptible() hands back to the shield,
+    # so the cleanup below starts with signals ignored. With the shield
+    # entered only at the cleanup, a SIGTERM in between ended the process
+    # (its default action) and left linkemud running.
+    with shielded():
+        try:
+            with interruptible():
+                if not bed.is_up() and bed.kind != "ports":
+                    print(f"linkemu: bringing up test bed '{bed.name}'", file=sys.stderr)
+                # Always: up is idempotent, and on a built bed it re-checks what
+                # the daemon relies on (offloads off, hugepages free).
+                bring_up(bed, a.pmd or "af_xdp")
+                link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, layout=a.layout, seed=a.seed,
+                               io=a.io, wait=a.wait, spin=a.spin_us)
+                player = scenario.run_scenario_start(scen, link, a.detach)
+                echoes = punt.start_echoes(a, bed.name, a2b, b2a)   # --punt-echo
+                how = ("kernel sockets" if a.io == "kernel"
+                       else f"{link.pmd}, lcores {a.lcores or daemon.default_lcores()}")
+                ready = f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {how})"
+                if a.detach:
+                    link.detach()
+                    link = None            # the user's now: `linkemu stop` ends it
+                    print(f"{ready}\n  stop it with: linkemu stop --bed {bed.name}", file=sys.stderr)
+                    return 0
+                # Not this process: it mostly sleeps, and the daemon's own threads
+                # are bound already (its lcores, its control threads).
+                with (isolation.isolated(away, keep={os.getpid()}, say=err)
+                      if away else contextlib.nullcontext({})) as moved:
+                    try:
+                        if away:
+                            err(f"moved {isolation.describe(moved)} off CPU {','.join(map(str, sorted(away)))} "
+                                "until the run ends (--isolate-lcore)")
+                        print(f"{ready}\n  a2b: {a2b or '(no impairment)'}\n"
+                              f"  b2a: {b2a or '(no impairment)'}\n  Ctrl-C to stop", file=sys.stderr)
+                        while link.exit_code() is None:
+                            time.sleep(0.2)
+                    except KeyboardInterrupt:
+                        pass
+        except BaseException:
+            # linkemud runs in a session of its own, so nothing but us stops it:
+            # a step after it became ready that failed (punt_echo not built, a
+            # bad --punt-work-ns, which start_echoes checks only then) or a
+            # Ctrl-C/SIGTERM before the wait above (or a second one after it)
+            # would leave it running, holding its hugepages and the bed.
+            if link is not None:
                 scenario.run_scenario_stop(player)
                 _stop(link)
                 punt.reap(echoes)
-        raise
-    with shielded():
+            raise
         scenario.run_scenario_stop(player)
         crashed = link.exit_code()
         report = _stop(link)

@@ -82,20 +82,22 @@ def cmd_shell(a: argparse.Namespace) -> int:
     daemon.require_binary()
     bed = api.Bed.shell(a.bed)
     link = None
-    try:
-        with interruptible():
-            bed.__enter__()
-            link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, seed=a.seed)
-            env = {"LINKEMU_HOST": bed.addr("dst"), "LINKEMU_ADDR": bed.addr("src"),
-                   "LINKEMU_BED": bed.name}
-            if not a.quiet:
-                print(f"linkemu shell on bed '{bed.name}': you are {bed.addr('src')}, the host "
-                      f"is {bed.addr('dst')} ($LINKEMU_HOST)\n"
-                      f"  a2b (uplink):   {a2b or '(no impairment)'}\n"
-                      f"  b2a (downlink): {b2a or '(no impairment)'}", file=sys.stderr)
-            rc = run_foreground(bed.argv("src", command, cpus), env, link)
-    finally:
-        with shielded():
+    # Shielded around the whole, for the reason in demo.run: no gap between
+    # the work and the cleanup where a signal is not ignored.
+    with shielded():
+        try:
+            with interruptible():
+                bed.__enter__()
+                link = bed.run(a2b, b2a, pmd=a.pmd, lcores=a.lcores, seed=a.seed)
+                env = {"LINKEMU_HOST": bed.addr("dst"), "LINKEMU_ADDR": bed.addr("src"),
+                       "LINKEMU_BED": bed.name}
+                if not a.quiet:
+                    print(f"linkemu shell on bed '{bed.name}': you are {bed.addr('src')}, the "
+                          f"host is {bed.addr('dst')} ($LINKEMU_HOST)\n"
+                          f"  a2b (uplink):   {a2b or '(no impairment)'}\n"
+                          f"  b2a (downlink): {b2a or '(no impairment)'}", file=sys.stderr)
+                rc = run_foreground(bed.argv("src", command, cpus), env, link)
+        finally:
             report = None
             if link is not None:
                 try:

@@ -47,6 +47,10 @@ def run(tool, *args, timeout=60):
     (["send", "--dst", LO, "--quickack"], ["--quickack is an option of 'recv'"]),
     (["recv", "--bind", LO, "--nodelay"], ["--nodelay is an option of 'send'"]),
     (["recv", "--bind", LO, "--cc", "reno"], ["options of 'send'"]),
+    # the other side's options, which the old code took and never used
+    (["send", "--dst", LO, "--port", "9", "--timeout", "5"], ["--timeout is an option of 'recv'"]),
+    (["recv", "--bind", LO, "--port", "15309", "--timeout", "0.5", "--sample-ms", "1"],
+     ["--sample-ms is an option of 'send'"]),
     (["send", "--dst", LO, "--port"], ["--port needs a value"]),
     (["send", "--dst", LO, "--frobnicate", "1"], ["unknown option '--frobnicate'"]),
 ])

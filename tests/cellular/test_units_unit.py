@@ -206,6 +206,18 @@ def test_client_refuses_bad_options():
     assert cp.returncode == 2 and "--align" in cp.stderr
 
 
+@pytest.mark.parametrize("run_id", ["-1", str(1 << 32)])
+def test_a_run_id_the_hello_cannot_carry_is_a_usage_error(run_id):
+    # The hello carries the run id in 32 bits: struct.error, a traceback, before.
+    cp = subprocess.run([sys.executable, "-m", "linkemu", "units", "client", "--proto", "udp",
+                         "--connect", "127.0.0.1", "--port", "9", "--count", "1",
+                         "--run-id", run_id], capture_output=True, text=True, env=cli_env(),
+                        timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert f"--run-id {run_id}" in cp.stderr and "0 .. 4294967295" in cp.stderr
+    assert "Traceback" not in cp.stderr
+
+
 @pytest.mark.parametrize("args, says", [
     (["server", "--proto", "udp", "--start-timeout", "-1"],
      "argument --start-timeout: '-1' is not a number of seconds above 0"),

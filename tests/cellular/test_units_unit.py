@@ -39,6 +39,16 @@ def test_generation_time_restored_across_the_32_bit_wrap():
     assert wire.full_time_ns(us, gen - 2_000_000) == gen    # a clock 2 ms behind the sender's
 
 
+def test_an_interval_the_hello_cannot_carry_is_refused():
+    # The hello carries the interval in whole microseconds: 1500 ns went out
+    # as 1 us, and the server computed every flush wait with 1000 ns.
+    with pytest.raises(UsageError, match="--interval 1500ns: .*whole number of microseconds"):
+        Schedule(count=10, interval_ns=1500).validate()
+    Schedule(count=10, interval_ns=2000).validate()
+    h = wire.Hello(8, 10, 2000, 10, 1)
+    assert wire.unpack_hello(h.pack()) == h
+
+
 def test_padding_and_size_limits():
     assert wire.pack_unit(1, 0, 32)[8:] == bytes(24)
     for bad in (7, 0, 70_000):

@@ -68,6 +68,20 @@ def test_stream_units_split_across_reads():
     assert sink.rx_ns == [t + 2, t + 2, t + 2]
 
 
+def test_a_foreign_stream_is_an_error_that_says_so():
+    # A TCP or QUIC peer that is not a units client (a port scanner, an HTTP
+    # probe, a client of another protocol): ValueError, a server traceback, before.
+    from linkemu.errors import LinkemuError
+    sink = Sink()
+    with pytest.raises(LinkemuError, match="not a linkemu units stream .*GET "):
+        sink.stream(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", time.time_ns())
+    bad_size = wire.Hello(8, 10, 1_000_000, 3, 7).pack()
+    bad_size = bad_size[:4] + (4).to_bytes(2, "big") + bad_size[6:]
+    with pytest.raises(LinkemuError, match="unit size 4 B") as e:
+        Sink().stream(bad_size, time.time_ns())
+    assert not isinstance(e.value, UsageError)     # the peer's fault, not this command's
+
+
 def test_datagrams_hello_end_and_foreign():
     sink = Sink(size=16)
     hello = wire.Hello(8, 2, 1_000_000, 4, 1).pack()

@@ -91,7 +91,11 @@ class Sink:
             if len(self._rest) < wire.HELLO_SIZE:
                 return
             head, self._rest = self._rest[:wire.HELLO_SIZE], self._rest[wire.HELLO_SIZE:]
-            self.hello = wire.unpack_hello(head)
+            try:
+                self.hello = wire.unpack_hello(head)
+            except (ValueError, LinkemuError) as e:
+                # the peer's bytes, not this command's options: exit 1, no traceback
+                raise LinkemuError(f"the client's hello: {e}") from None
             self.size = self.hello.size
             data, self._rest = self._rest, b""
             if not data:

@@ -86,6 +86,19 @@ def test_loopback_moves_exactly_count_times_len(ttcp, tmp_path):
     assert min(cols["in_flight_bytes"]) >= 0
 
 
+@pytest.mark.parametrize("last", ["5000,10,2147", "5000,10,x,0,0,0,0,0,0,0,0,0,0,0,0,0,0",
+                                  ",".join(["1"] * 19)])
+def test_a_cut_or_garbled_samples_line_is_named_not_a_traceback(tmp_path, last):
+    # A sender killed mid-run (the wrapper's timeout) leaves its buffered CSV
+    # cut wherever stdio's buffer ended: TypeError / ValueError before.
+    from linkemu.errors import LinkemuError
+    p = tmp_path / "s.csv"
+    p.write_text(",".join(ttcp_mod.SAMPLE_COLUMNS) + "\n" + ",".join(["0"] * 17) + "\n"
+                 + last + "\n")
+    with pytest.raises(LinkemuError, match=r"s\.csv line 3: .*ttcp samples"):
+        ttcp_mod.read_samples(p)
+
+
 def test_duration_mode_runs_for_the_time_asked(ttcp):
     t0 = time.monotonic()
     s, r = _pair(ttcp, 15302, [], ["--seconds", "1", "--len", "4k"])

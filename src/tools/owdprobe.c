@@ -212,7 +212,7 @@ static void json_hist(FILE *f, const char *name, const struct le_hist *h)
 /* send                                                                     */
 
 struct send_opts {
-	const char *dst;
+	const char *dst, *bitrate_arg;
 	uint64_t port, ip_len, count, run_id, batch, tos, sport;
 	double pps, bitrate, duration;
 	int max;
@@ -262,6 +262,7 @@ static int cmd_send(int argc, char **argv)
 		} else if (!strcmp(a, "--bitrate")) {
 			if (parse_bitrate(v, &o.bitrate) || o.bitrate > 1e12)
 				return usage_error("send: --bitrate '%s' is not a bit rate (e.g. 100M, 1.5G)", v);
+			o.bitrate_arg = v;
 			rates++;
 		} else if (!strcmp(a, "--count")) {
 			if (parse_u64(v, 1, (uint64_t)1 << 40, &o.count))
@@ -305,8 +306,15 @@ static int cmd_send(int argc, char **argv)
 		return usage_error("send: give exactly one of --pps, --bitrate, --max (got %d)", rates);
 	if (have_count == have_duration)
 		return usage_error("send: give exactly one of --count, --duration");
-	if (o.bitrate > 0)
+	if (o.bitrate > 0) {
+		/* The frame rate it means at this frame size, in --pps's range: far
+		 * below it the interval in ns overflows the schedule's int64. */
 		o.pps = o.bitrate / (8.0 * (double)o.ip_len);
+		if (!(o.pps >= 1e-3 && o.pps <= 1e9))
+			return usage_error("send: --bitrate '%s' at --ip-len %" PRIu64 " is %.3g frames/s, "
+					   "out of range (0.001 .. 1e9 frames/s)",
+					   o.bitrate_arg, o.ip_len, o.pps);
+	}
 	if (have_duration) {
 		if (o.max)
 			o.count = UINT64_MAX; /* until the duration ends */

@@ -617,7 +617,7 @@ int main(int argc, char **argv)
 		o.sender = 1;
 	else if (strcmp(argv[1], "recv"))
 		return usage_error("first argument must be 'send' or 'recv', not '%s'", argv[1]);
-	int have_count = 0;
+	int have_count = 0, have_sample_ms = 0, have_timeout = 0;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--json")) {
@@ -675,9 +675,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--sample-ms")) {
 			if (parse_double_in(v, 0.1, 10000, &o.sample_ms))
 				return usage_error("--sample-ms '%s': must be 0.1 .. 10000", v);
+			have_sample_ms = 1;
 		} else if (!strcmp(a, "--timeout")) {
 			if (parse_double_in(v, 0.1, 86400, &o.timeout))
 				return usage_error("--timeout '%s': must be 0.1 .. 86400", v);
+			have_timeout = 1;
 		} else {
 			return usage_error("unknown option '%s'", a);
 		}
@@ -688,6 +690,10 @@ int main(int argc, char **argv)
 		return usage_error("--count and --seconds exclude each other");
 	if (!o.sender && (o.cc || o.samples || o.seconds > 0 || have_count))
 		return usage_error("--cc, --samples, --count and --seconds are options of 'send'");
+	if (!o.sender && have_sample_ms)
+		return usage_error("--sample-ms is an option of 'send'");
+	if (o.sender && have_timeout)
+		return usage_error("--timeout is an option of 'recv'");
 	signal(SIGPIPE, SIG_IGN);
 	return o.sender ? run_send(&o) : run_recv(&o);
 }

@@ -39,6 +39,16 @@ def test_generation_time_restored_across_the_32_bit_wrap():
     assert wire.full_time_ns(us, gen - 2_000_000) == gen    # a clock 2 ms behind the sender's
 
 
+def test_an_interval_the_hello_cannot_carry_is_refused():
+    # The hello carries the interval in whole microseconds: 1500 ns went out
+    # as 1 us, and the server computed every flush wait with 1000 ns.
+    with pytest.raises(UsageError, match="--interval 1500ns: .*whole number of microseconds"):
+        Schedule(count=10, interval_ns=1500).validate()
+    Schedule(count=10, interval_ns=2000).validate()
+    h = wire.Hello(8, 10, 2000, 10, 1)
+    assert wire.unpack_hello(h.pack()) == h
+
+
 def test_padding_and_size_limits():
     assert wire.pack_unit(1, 0, 32)[8:] == bytes(24)
     for bad in (7, 0, 70_000):
@@ -58,6 +68,20 @@ def test_stream_units_split_across_reads():
     assert sink.rx_ns == [t + 2, t + 2, t + 2]
 
 
+def test_a_foreign_stream_is_an_error_that_says_so():
+    # A TCP or QUIC peer that is not a units client (a port scanner, an HTTP
+    # probe, a client of another protocol): ValueError, a server traceback, before.
+    from linkemu.errors import LinkemuError
+    sink = Sink()
+    with pytest.raises(LinkemuError, match="not a linkemu units stream .*GET "):
+        sink.stream(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", time.time_ns())
+    bad_size = wire.Hello(8, 10, 1_000_000, 3, 7).pack()
+    bad_size = bad_size[:4] + (4).to_bytes(2, "big") + bad_size[6:]
+    with pytest.raises(LinkemuError, match="unit size 4 B") as e:
+        Sink().stream(bad_size, time.time_ns())
+    assert not isinstance(e.value, UsageError)     # the peer's fault, not this command's
+
+
 def test_datagrams_hello_end_and_foreign():
     sink = Sink(size=16)
     hello = wire.Hello(8, 2, 1_000_000, 4, 1).pack()
@@ -70,6 +94,26 @@ def test_datagrams_hello_end_and_foreign():
     sink.datagram(wire.pack_unit(2, t, 8) + wire.pack_unit(3, t, 8), t)
     sink.datagram(wire.end_marker(4, 8) + hello, t)
     assert sink.end_count == 4 and sink.complete()
+
+
+def test_the_udp_server_keeps_up_with_a_long_run():
+    # serve_udp asks complete() after every datagram; it rebuilt a set of every
+    # sequence number so far each time: quadratic, 50,000 units of flush 1 took
+    # ~10 s of CPU (20,000 took 1.7 s), and a server that falls behind stamps
+    # its reads late, which the latency (read time - generation) then carries.
+    n = 50_000
+    sink = Sink()
+    sink.datagram(wire.Hello(8, 1, 1_000_000, n, 1).pack())
+    t = time.time_ns()
+    units = [wire.pack_unit(i, t, 8) for i in range(n)]
+    t0 = time.process_time()
+    for i, u in enumerate(units):
+        sink.datagram(u, t, None)
+        assert not sink.complete()
+    sink.datagram(units[7], t, None)                 # a duplicate: still n distinct
+    sink.datagram(wire.end_marker(n, 8) + wire.Hello(8, 1, 1_000_000, n, 1).pack(), t)
+    assert sink.complete()
+    assert time.process_time() - t0 < 3.0
 
 
 def test_analysis_losses_reorder_groups_band():
@@ -204,6 +248,18 @@ def test_client_refuses_bad_options():
                          "--connect", "127.0.0.1", "--align", "11s"], capture_output=True,
                         text=True, env=cli_env(), timeout=60)
     assert cp.returncode == 2 and "--align" in cp.stderr
+
+
+@pytest.mark.parametrize("run_id", ["-1", str(1 << 32)])
+def test_a_run_id_the_hello_cannot_carry_is_a_usage_error(run_id):
+    # The hello carries the run id in 32 bits: struct.error, a traceback, before.
+    cp = subprocess.run([sys.executable, "-m", "linkemu", "units", "client", "--proto", "udp",
+                         "--connect", "127.0.0.1", "--port", "9", "--count", "1",
+                         "--run-id", run_id], capture_output=True, text=True, env=cli_env(),
+                        timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert f"--run-id {run_id}" in cp.stderr and "0 .. 4294967295" in cp.stderr
+    assert "Traceback" not in cp.stderr
 
 
 @pytest.mark.parametrize("args, says", [

@@ -38,3 +38,36 @@ def test_ping_no_reply_at_all():
     r = ping.parse_ping(out)
     assert (r.transmitted, r.received, r.duplicates) == (5, 0, 0)
     assert r.summary()["median_ms"] is None
+
+
+# iperf3 3.12 -J, UDP client, end section, over a link that lost half the
+# datagrams: "sum" carries the sender's rate (its bytes are the bytes sent),
+# "sum_received" the receiver's.
+IPERF3_UDP_END_HALF_LOST = {
+    "sum": {"start": 0, "end": 1.0, "seconds": 1.0, "bytes": 6_250_000,
+            "bits_per_second": 50_000_000.0, "jitter_ms": 0.05, "lost_packets": 2232,
+            "packets": 4464, "lost_percent": 50.0, "sender": True},
+    "sum_sent": {"start": 0, "end": 1.0, "seconds": 1.0, "bytes": 6_250_000,
+                 "bits_per_second": 50_000_000.0, "jitter_ms": 0, "lost_packets": 0,
+                 "packets": 4464, "lost_percent": 0, "sender": True},
+    "sum_received": {"start": 0, "end": 1.0, "seconds": 1.0, "bytes": 3_125_000,
+                     "bits_per_second": 25_000_000.0, "jitter_ms": 0.05,
+                     "lost_packets": 2232, "packets": 4464, "lost_percent": 50.0,
+                     "sender": False},
+}
+
+
+def test_iperf3_udp_summary_is_what_arrived_not_what_was_sent():
+    from linkemu.instruments.iperf3 import iperf3_udp_summary
+    s = iperf3_udp_summary({"end": IPERF3_UDP_END_HALF_LOST})
+    assert s["mbit_s"] == 25.0 and s["sent_mbit_s"] == 50.0
+    assert s["lost_percent"] == 50.0 and s["jitter_ms"] == 0.05
+
+
+def test_iperf3_udp_summary_of_an_iperf3_without_sum_received():
+    from linkemu.instruments.iperf3 import iperf3_udp_summary
+    end = {"sum": IPERF3_UDP_END_HALF_LOST["sum"]}
+    s = iperf3_udp_summary({"end": end})
+    assert s["lost_percent"] == 50.0 and s["jitter_ms"] == 0.05
+    # received = sent x (packets - lost) / packets (iperf3's datagrams are all -l bytes)
+    assert s["mbit_s"] == 25.0 and s["sent_mbit_s"] == 50.0

@@ -34,6 +34,12 @@ def run(tool, *args, timeout=30):
     (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "0"], ["--count '0'"]),
     (["send", "--dst", "198.18.0.2", "--pps", "-5", "--count", "1"], ["--pps '-5'"]),
     (["send", "--dst", "198.18.0.2", "--bitrate", "10X", "--count", "1"], ["--bitrate '10X'"]),
+    # a bit rate is a frame rate at the frame size: the same bounds as --pps (1e-9 bit/s
+    # made a 1.2e22 ns interval, cast past int64: both frames went at once, exit 0)
+    (["send", "--dst", "127.0.0.1", "--port", "9", "--ip-len", "100", "--bitrate", "1e-9",
+      "--count", "2"], ["--bitrate '1e-9'", "--ip-len 100", "0.001 .. 1e9 frames/s"]),
+    (["send", "--dst", "127.0.0.1", "--port", "9", "--bitrate", "900G", "--ip-len", "46",
+      "--count", "2"], ["--bitrate '900G'", "--ip-len 46", "0.001 .. 1e9 frames/s"]),
     (["send", "--dst", "not-an-ip", "--pps", "10", "--count", "1"], ["--dst 'not-an-ip'"]),
     (["send", "--pps", "10", "--count", "1"], ["--dst ADDR is required"]),
     (["send", "--dst", "198.18.0.2", "--pps", "10", "--count", "1", "--batch", "0"],

@@ -55,3 +55,29 @@ def test_refuses_what_is_not_a_pcap(tmp_path):
     p.write_bytes(b"hello, world" * 4)
     with pytest.raises(LinkemuError, match="not a pcap file"):
         tcpcap.read_tcp(p, SND, 5001)
+
+
+def test_a_retransmission_from_before_the_4_gib_wrap_stays_there(tmp_path):
+    """The relative sequence passes 2^32 (4 GiB sent; a capture sees it in
+    steps well under 2^31); then a segment sent
+    just before that point is sent again. It is a retransmission ending at
+    2^32, not new data 4 GiB further on."""
+    isn = 1000
+    wire = lambda rel: (isn + rel) % 2**32                         # noqa: E731
+    fr = [_frame(SND, RCV, 40000, 5001, isn - 1, 0, 0x02, 0),                   # SYN
+          _frame(SND, RCV, 40000, 5001, wire(0), 1, 0x10, 1448),
+          *(_frame(SND, RCV, 40000, 5001, wire(k << 30), 1, 0x10, 1448) for k in (1, 2, 3)),
+          _frame(SND, RCV, 40000, 5001, wire(2**32 - 1448), 1, 0x10, 1448),
+          _frame(SND, RCV, 40000, 5001, wire(2**32), 1, 0x10, 1448),           # wrapped
+          _frame(SND, RCV, 40000, 5001, wire(2**32 - 1448), 1, 0x10, 1448),    # again
+          _frame(SND, RCV, 40000, 5001, wire(2**32 + 1448), 1, 0x10, 1448),
+          _frame(RCV, SND, 5001, 40000, 1, wire((3 << 30) + 1448), 0x10, 0),
+          _frame(RCV, SND, 5001, 40000, 1, wire(2**32 + 1448), 0x10, 0),
+          _frame(RCV, SND, 5001, 40000, 1, wire(2**32), 0x10, 0)]              # an old ACK, late
+    p = tmp_path / "w.pcap"
+    _pcap(p, fr)
+    t = tcpcap.read_tcp(p, SND, 5001)
+    assert t["seq_bytes"] == [1448, *((k << 30) + 1448 for k in (1, 2, 3)), 2**32,
+                              2**32 + 1448, 2**32 + 2896]
+    assert t["retrans_seq"] == [2**32]
+    assert t["ack_bytes"] == [(3 << 30) + 1448, 2**32 + 1448, 2**32]

@@ -47,6 +47,10 @@ def run(tool, *args, timeout=60):
     (["send", "--dst", LO, "--quickack"], ["--quickack is an option of 'recv'"]),
     (["recv", "--bind", LO, "--nodelay"], ["--nodelay is an option of 'send'"]),
     (["recv", "--bind", LO, "--cc", "reno"], ["options of 'send'"]),
+    # the other side's options, which the old code took and never used
+    (["send", "--dst", LO, "--port", "9", "--timeout", "5"], ["--timeout is an option of 'recv'"]),
+    (["recv", "--bind", LO, "--port", "15309", "--timeout", "0.5", "--sample-ms", "1"],
+     ["--sample-ms is an option of 'send'"]),
     (["send", "--dst", LO, "--port"], ["--port needs a value"]),
     (["send", "--dst", LO, "--frobnicate", "1"], ["unknown option '--frobnicate'"]),
 ])
@@ -80,6 +84,19 @@ def test_loopback_moves_exactly_count_times_len(ttcp, tmp_path):
     # nothing is acknowledged beyond what was written (+ 1 each for SYN and FIN)
     assert max(cols["bytes_acked"]) <= s["bytes"] + 2
     assert min(cols["in_flight_bytes"]) >= 0
+
+
+@pytest.mark.parametrize("last", ["5000,10,2147", "5000,10,x,0,0,0,0,0,0,0,0,0,0,0,0,0,0",
+                                  ",".join(["1"] * 19)])
+def test_a_cut_or_garbled_samples_line_is_named_not_a_traceback(tmp_path, last):
+    # A sender killed mid-run (the wrapper's timeout) leaves its buffered CSV
+    # cut wherever stdio's buffer ended: TypeError / ValueError before.
+    from linkemu.errors import LinkemuError
+    p = tmp_path / "s.csv"
+    p.write_text(",".join(ttcp_mod.SAMPLE_COLUMNS) + "\n" + ",".join(["0"] * 17) + "\n"
+                 + last + "\n")
+    with pytest.raises(LinkemuError, match=r"s\.csv line 3: .*ttcp samples"):
+        ttcp_mod.read_samples(p)
 
 
 def test_duration_mode_runs_for_the_time_asked(ttcp):

@@ -97,10 +97,11 @@ def _client_options(a, host: str):
     sched = Schedule(count=a.count, interval_ns=parse_time(a.interval, "--interval"),
                      flush=a.flush, size=a.size, spin_ns=parse_time(a.spin, "--spin"),
                      align_ns=parse_time(a.align, "--align"))
-    sched.validate()
-    return ClientOptions(proto=a.proto, host=host, port=a.port, schedule=sched, cc=a.cc,
-                         nodelay=a.nodelay, run_id=a.run_id,
-                         flush_times=getattr(a, "flush_times", None))
+    o = ClientOptions(proto=a.proto, host=host, port=a.port, schedule=sched, cc=a.cc,
+                      nodelay=a.nodelay, run_id=a.run_id,
+                      flush_times=getattr(a, "flush_times", None))
+    o.validate()
+    return o
 
 
 def _delay(a) -> int | None:

@@ -105,9 +105,23 @@ def iperf3_tcp_summary(out: dict) -> dict:
 
 
 def iperf3_udp_summary(out: dict) -> dict:
-    s = out.get("end", {}).get("sum", {})
-    return {"mbit_s": s.get("bits_per_second", 0) / 1e6,
-            "lost_percent": s.get("lost_percent"), "jitter_ms": s.get("jitter_ms")}
+    """What arrived (mbit_s), what was sent (sent_mbit_s), loss and jitter
+    of an iperf3 -J UDP run. A UDP client's end.sum is the sender's rate
+    (its bytes are the bytes sent); the receiver's is end.sum_received
+    (iperf3 >= 3.10 or so). Without it, the received rate is the sent one
+    times the share of datagrams that arrived (all are -l bytes)."""
+    end = out.get("end", {})
+    s = end.get("sum", {})
+    sent_bps = float(end.get("sum_sent", s).get("bits_per_second", 0))
+    rcv = end.get("sum_received")
+    if rcv is not None:
+        got_bps = float(rcv.get("bits_per_second", 0))
+    else:
+        pkts, lost = int(s.get("packets") or 0), int(s.get("lost_packets") or 0)
+        got_bps = sent_bps * (pkts - lost) / pkts if pkts > 0 else 0.0
+    return {"mbit_s": got_bps / 1e6, "sent_mbit_s": sent_bps / 1e6,
+            "lost_percent": (rcv or s).get("lost_percent"),
+            "jitter_ms": (rcv or s).get("jitter_ms")}
 
 
 def available_ccs() -> list[str]:

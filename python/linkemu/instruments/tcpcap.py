@@ -78,11 +78,13 @@ def read_tcp(path: Path, sender: str, port: int) -> dict:
            "ack_t_s": [], "ack_bytes": [], "packets": 0}
 
     def unwrap(v: int, last: int) -> int:
-        base = last - (last % (1 << 32))
-        x = base + v
-        if x < last - (1 << 31):
-            x += 1 << 32
-        return x
+        """The number whose low 32 bits are v nearest to last, before or
+        after it (a retransmission or a late ACK is before), but never
+        before the ISN (0)."""
+        d = (v - last) % (1 << 32)
+        if d >= 1 << 31 and last + d >= 1 << 32:
+            return last + d - (1 << 32)
+        return last + d
 
     for ts, pkt in _packets(Path(path).read_bytes()):
         if len(pkt) < 14 + 20 or pkt[12:14] != b"\x08\x00":

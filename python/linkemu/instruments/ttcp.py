@@ -116,6 +116,14 @@ def read_samples(path: Path) -> dict[str, list[int]]:
         if tuple(rd.fieldnames or ()) != SAMPLE_COLUMNS:
             raise LinkemuError(f"{path}: not ttcp samples (columns {rd.fieldnames})")
         for row in rd:
-            for c in SAMPLE_COLUMNS:
-                cols[c].append(int(row[c]))
+            try:
+                if None in row:                  # more fields than columns
+                    raise ValueError
+                vals = [int(row[c]) for c in SAMPLE_COLUMNS]
+            except (TypeError, ValueError):      # a short line gives None, a garbled one text
+                raise LinkemuError(f"{path} line {rd.line_num}: not a line of ttcp samples "
+                                   f"({len(SAMPLE_COLUMNS)} integers; cut off when the "
+                                   f"sender was stopped?)") from None
+            for c, v in zip(SAMPLE_COLUMNS, vals):
+                cols[c].append(v)
     return cols

@@ -40,6 +40,12 @@ class ClientOptions:
     run_id: int = 1
     flush_times: Path | None = None   # .npy: each flush's CLOCK_REALTIME send time (ns)
 
+    def validate(self) -> None:
+        self.schedule.validate()
+        if not 0 <= self.run_id <= wire.MAX_RUN_ID:
+            raise UsageError(f"--run-id {self.run_id}: must be 0 .. {wire.MAX_RUN_ID} "
+                             f"(the hello carries it in 32 bits)")
+
     def hello(self) -> wire.Hello:
         s = self.schedule
         return wire.Hello(s.size, s.flush, s.interval_ns, s.count, self.run_id)
@@ -55,7 +61,7 @@ def available_tcp_ccs() -> list[str]:
 
 def run(o: ClientOptions) -> dict:
     """Sends one run; returns the sender's own record (JSON-ready)."""
-    o.schedule.validate()
+    o.validate()
     if o.proto == "tcp":
         timing, extra = _run_tcp(o)
     elif o.proto == "udp":

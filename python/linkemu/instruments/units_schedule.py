@@ -68,6 +68,10 @@ class Schedule:
             raise UsageError(f"--count {self.count}: must be 1 .. {wire.MAX_COUNT}")
         if not 1_000 <= self.interval_ns <= 10_000_000_000:
             raise UsageError("--interval must be 1us .. 10s")
+        if self.interval_ns % 1000:
+            # the hello (units_wire) tells the server T in microseconds
+            raise UsageError(f"--interval {self.interval_ns}ns: must be a whole number of "
+                             f"microseconds (the server learns it in us)")
         if not 1 <= self.flush <= 65_535 or self.flush * self.size > 65_000:
             raise UsageError(f"--flush {self.flush}: must be 1 .. 65535 and a flush "
                              f"({self.flush} x {self.size} B) at most 65,000 B")

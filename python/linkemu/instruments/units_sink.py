@@ -36,6 +36,7 @@ class Sink:
     hello: wire.Hello | None = None
     end_count: int | None = None  # units the client said it sent (UDP END)
     _rest: bytes = b""
+    _distinct: set[int] = field(default_factory=set)   # the seq values in self.seq
 
     def units(self, data: bytes | memoryview, rx_ns: int | None = None,
               krx_ns: int | None = None) -> None:
@@ -54,6 +55,7 @@ class Sink:
                 self.end_count = us
                 continue
             self.seq.append(seq)
+            self._distinct.add(seq)
             self.gen_ns.append(wire.full_time_ns(us, rx))
             self.rx_ns.append(rx)
             self.krx_ns.append(krx)
@@ -91,7 +93,11 @@ class Sink:
             if len(self._rest) < wire.HELLO_SIZE:
                 return
             head, self._rest = self._rest[:wire.HELLO_SIZE], self._rest[wire.HELLO_SIZE:]
-            self.hello = wire.unpack_hello(head)
+            try:
+                self.hello = wire.unpack_hello(head)
+            except (ValueError, LinkemuError) as e:
+                # the peer's bytes, not this command's options: exit 1, no traceback
+                raise LinkemuError(f"the client's hello: {e}") from None
             self.size = self.hello.size
             data, self._rest = self._rest, b""
             if not data:
@@ -104,5 +110,7 @@ class Sink:
         return self.hello.count if self.hello else None
 
     def complete(self) -> bool:
+        # asked after every datagram: kept O(1) (a set of self.seq each time
+        # was quadratic in the run's length)
         exp = self.expected()
-        return exp is not None and len(set(self.seq)) >= exp and self.end_count is not None
+        return exp is not None and self.end_count is not None and len(self._distinct) >= exp

@@ -27,6 +27,7 @@ MAX_SIZE = 65_000
 END_SEQ = 0xFFFF_FFFF
 # Far below END_SEQ, so that a flush never starts with HELLO_MAGIC either.
 MAX_COUNT = 1 << 30
+MAX_RUN_ID = (1 << 32) - 1
 _UNIT = struct.Struct(">II")
 _HELLO = struct.Struct(">4sHHIII")
 HELLO_MAGIC = b"LEU1"

@@ -320,9 +320,11 @@ def test_ports_down_goes_on_after_a_daemon_it_may_not_signal(monkeypatch, tmp_pa
     monkeypatch.setattr(ports, "restore", lambda bed: calls.append("restore") or [])
     monkeypatch.setattr(testbed, "remove_dpdk_leftovers",
                         lambda prefix: calls.append(f"dpdk {prefix}") or [])
+    monkeypatch.setattr(isolation, "recover_stale", lambda: calls.append("isolation") or [])
     with pytest.raises(LinkemuError, match="stopping linkemud: .*Operation not permitted"):
         ports.down(b)
-    assert calls == ["restore", "dpdk linkemu-zq"]
+    # ... and, as testbed.down, gives back CPUs a killed --isolate-lcore run held.
+    assert calls == ["restore", "dpdk linkemu-zq", "isolation"]
     assert not b.run_dir.exists()
 
 

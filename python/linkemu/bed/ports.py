@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from linkemu.bed import netns, paths, procs, testbed
+from linkemu.bed import isolation, netns, paths, procs, testbed
 from linkemu.errors import LinkemuError, UsageError
 
 KIND = "ports"
@@ -212,6 +212,9 @@ def down(bed: PortsBed) -> list[str]:
     removal.steps_done("restoring the ports' promiscuous mode", restore, bed)
     removal.done += testbed.remove_run_dir(bed)
     removal.steps_done("removing EAL's files", testbed.remove_dpdk_leftovers, bed.file_prefix)
+    # As testbed.remove: a killed `run --ports --isolate-lcore` could not
+    # give other processes' threads their CPUs back; its record can.
+    removal.steps_done("giving back isolated CPUs", isolation.recover_stale)
     return removal.finish()
 
 

@@ -24,6 +24,7 @@ from typing import Sequence
 
 from linkemu import profiles
 from linkemu.bed import attached, netns, paths, ports, testbed
+from linkemu.bed.interrupts import shielded
 from linkemu.bed.cpus import tool_cpus
 from linkemu.bed.nsref import NsRef
 from linkemu.daemon import control, daemon
@@ -146,22 +147,26 @@ class Bed:
             self.up()     # on a bed that is up: repairs it and re-checks it
         except BaseException:
             if not was_up:
-                self.down()
+                with shielded():
+                    self.down()
             raise
         self._built_here = not was_up
         return self
 
     def __exit__(self, *exc) -> None:
-        try:
-            for link in list(self._links):
-                if link.running:
-                    try:
-                        link.stop()
-                    except LinkemuError:
-                        pass
-        finally:
-            if self._built_here:
-                self.down()
+        # Shielded (in the main thread): a second Ctrl-C while a first one's
+        # cleanup runs would leave the daemon, its hugepages or the bed.
+        with shielded():
+            try:
+                for link in list(self._links):
+                    if link.running:
+                        try:
+                            link.stop()
+                        except LinkemuError:
+                            pass
+            finally:
+                if self._built_here:
+                    self.down()
 
     # --- the daemon ------------------------------------------------------------------------
 
@@ -396,7 +401,8 @@ class Link:
 
     def __exit__(self, *exc) -> None:
         if self.report is None and not self._detached:
-            self.stop()
+            with shielded():   # as Bed.__exit__
+                self.stop()
 
     def __repr__(self) -> str:
         state = "stopped" if self.report else "running"

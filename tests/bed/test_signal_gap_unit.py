@@ -98,3 +98,35 @@ def test_a_signal_between_work_and_cleanup_does_not_skip_the_cleanup(command):
     assert "CLEANED UP" in cp.stdout, (
         f"{command}: the cleanup did not run (exit {cp.returncode}):\n{cp.stderr[-2000:]}")
     assert cp.returncode != -15, f"{command}: the SIGTERM in the gap ended the process"
+
+
+API_SCRIPT = """
+import os, signal
+import linkemu
+
+class Bed(linkemu.Bed):
+    def __init__(self):
+        self._links = []
+    def is_up(self):
+        return False
+    def up(self):
+        pass
+    def down(self):
+        os.kill(os.getpid(), signal.SIGINT)   # the user presses Ctrl-C again
+        print("CLEANED UP", flush=True)
+        return []
+
+try:
+    with Bed():
+        raise KeyboardInterrupt               # the first Ctrl-C, in the body
+except KeyboardInterrupt:
+    pass
+"""
+
+
+def test_a_second_ctrl_c_does_not_cut_short_the_apis_cleanup():
+    # Bed.__exit__ ran unshielded: the second Ctrl-C raised in down().
+    cp = subprocess.run([sys.executable, "-c", API_SCRIPT], capture_output=True, text=True,
+                        timeout=60, cwd=REPO, env={"PYTHONPATH": str(REPO / "python"),
+                                                  "PATH": "/usr/bin:/bin"})
+    assert "CLEANED UP" in cp.stdout and cp.returncode == 0, cp.stderr[-2000:]

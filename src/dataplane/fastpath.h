@@ -32,6 +32,10 @@
 #include "tsc_clock.h"
 
 #define DP_BURST_MAX 512u
+/* mbufs a direction with a compact store keeps from the frames it copied,
+ * for the next compact frames out (dp_direction.spare): taken from the
+ * pool, so the pool counts them (mbufs_needed, main.c). */
+#define DP_SPARE_MBUFS (2 * DP_BURST_MAX)
 /* linkemud's burst unless --burst says otherwise. 64 rather than DPDK's
  * customary 32: measured 2026-11-30 against 32 on every forwarding row
  * (forwarding.py --compare, 5 rounds), 1.02-1.25x the rate, ahead in 4 or
@@ -85,7 +89,7 @@ struct dp_direction {
 	/* mbufs of frames just copied into the store, kept to carry the next
 	 * due compact frames out: a frame in, one out, no pool round trip. */
 	unsigned nspare;
-	struct rte_mbuf *spare[2 * DP_BURST_MAX];
+	struct rte_mbuf *spare[DP_SPARE_MBUFS];
 	/* Pipeline: RX lcore's promise that every frame stamped before this
 	 * time is in rx_ring. On its own cache line: written every poll. */
 	le_ns_t rx_watermark __rte_cache_aligned;

@@ -114,6 +114,9 @@ static void split_args(int argc, char **argv, int *eal_argc, int *app_first)
  *   + lcores x DP_DROP_STASH_MAX                 dropped mbufs not yet freed (the
  *                                                lcores that run whole polls:
  *                                                drop_stash.h)
+ *   + 2 x DP_SPARE_MBUFS                         copied frames' mbufs kept for
+ *                                                compact frames out (with the
+ *                                                compact store: fastpath.h)
  *   + 1024                                       drivers that hold a few more
  *
  * If the pool runs dry anyway the driver drops at RX, counted as the
@@ -131,6 +134,8 @@ static unsigned mbufs_needed(const struct dp_options *o, const struct dp_port_qu
 	for (unsigned l = 0; l < plan->nlcores; l++)
 		if (dp_lcore_runs_whole_polls(&plan->lcore[l]))
 			n += DP_DROP_STASH_MAX;
+	if (!o->no_compact)
+		n += (uint64_t)LE_DIRS * DP_SPARE_MBUFS;
 	n += 1024;
 	if (n > UINT32_MAX)
 		n = UINT32_MAX;

@@ -13,6 +13,7 @@ a port that refuses to start)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import uuid
@@ -121,3 +122,29 @@ def test_a_device_without_a_driver_names_the_drivers_inside(linkemud_bin, tmp_pa
         assert hint in cp.stderr and "net_af_xdp" in cp.stderr and "-Ddpdk_linkage=shared" in cp.stderr, cp.stderr
     else:
         assert hint not in cp.stderr, cp.stderr
+
+
+def _mbufs_refused(linkemud_bin: Path, opts: list[str]) -> int:
+    """How many mbufs linkemud asked for when a 128 MiB socket limit
+    refused its pool."""
+    prefix = f"dpfail-{uuid.uuid4().hex[:8]}"
+    argv = [str(linkemud_bin), "-l", "0", "--socket-limit=128", *EAL, f"--file-prefix={prefix}", "--",
+            "--no-control", *opts]
+    try:
+        cp = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    finally:
+        clean_run_dir(prefix)
+    m = re.search(r"linkemud: cannot allocate (\d+) mbufs", cp.stderr)
+    assert cp.returncode == 1 and m, cp.stderr
+    return int(m.group(1))
+
+
+def test_pool_counts_the_compact_stores_spare_mbufs(linkemud_bin):
+    # With the compact store, each direction keeps up to 2 x DP_BURST_MAX
+    # (1024) mbufs of frames it copied, to carry the next compact frames
+    # out (dp_direction.spare, fastpath.c); they come from the pool. With
+    # the same mbufs for held frames (3 x 200000 per direction), the pool
+    # with the store is larger than without by exactly those.
+    without = _mbufs_refused(linkemud_bin, ["--max-limit", "200000", "--no-compact"])
+    with_store = _mbufs_refused(linkemud_bin, ["--max-limit", "200000", "--held-mbufs", "600000"])
+    assert with_store - without == 2 * 1024, (with_store, without)

@@ -133,6 +133,17 @@ def test_analysis_losses_reorder_groups_band():
     assert sum(a["histogram"]["counts"]) == 8
 
 
+def test_reported_sd_is_the_sample_sd():
+    """The unit latencies and the pings are samples: their sd is the sample
+    sd (n - 1), as the lab's analysis documents, not the population sd."""
+    from linkemu.lab.cellular import _ping_stats
+    assert st.quantiles([1, 2, 3, 4])["sd"] == pytest.approx(np.sqrt(5 / 3))
+    assert _ping_stats([1.0, 2.0, 3.0, 4.0], 4)["sd"] == pytest.approx(np.sqrt(5 / 3))
+    # One value has no spread to estimate: 0, and no crash.
+    assert st.quantiles([7])["sd"] == 0.0
+    assert _ping_stats([7.0], 1)["sd"] == 0.0
+
+
 def test_flush_wait_is_the_study_rule():
     w = st.flush_wait_ns(np.arange(10), 10, 1_000_000)
     assert w.tolist() == [(10 - k) * 1_000_000 for k in range(10)]

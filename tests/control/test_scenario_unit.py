@@ -157,6 +157,12 @@ def test_csv_trace():
     ("time_s,a2b\n0,delay 1ms,extra\n", r"t\.csv:2: row 1: 3 cells, the header has 2"),
     ("time_s,a2b\n0,delay\x001ms\n", r"t\.csv:2: row 1: a2b holds the control character '\\x00'"),
     ("time_s,a2b\n0,delay 1ms " + "x" * 4000 + "\n", r"t\.csv:2: row 1: a2b is longer than 4000 bytes"),
+    # Quoting errors: Python's csv reader, unless strict, takes an unclosed
+    # quote to the end of the line and text after a closing quote as more
+    # of the cell, so a broken file would play something else than written.
+    ("at,a2b\n0s,\"delay 1ms\n", r"t\.csv:2: row 1: a quoted cell is not closed"),
+    ("\"time_s,a2b\n0,delay 1ms\n", r"t\.csv:1: a quoted cell is not closed"),
+    ("time_s,a2b\n0,\"delay\" 1ms\n", r"t\.csv:2: row 1: text after a quoted cell's closing quote"),
 ])
 def test_bad_csv(text, msg):
     with pytest.raises(ScenarioError, match=msg):

@@ -6,6 +6,7 @@ drawn from a synthetic results file."""
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 
@@ -278,6 +279,18 @@ def test_results_validate_and_render(tmp_path, with_swc):
     assert "Table 8 layout" in text and "Published Table 8" in text
     assert text.count("<img") >= 5
     assert ("not available: test" in text) is (not with_swc)
+
+
+def test_latency_table_sd_is_the_sample_sd():
+    """The pings are a sample: the report's sd is the sample sd (n - 1),
+    as the lab's analysis documents; one reply has none ("-")."""
+    from linkemu.report.forwarding import latency_table
+    res = _doc()
+    res["latency"][0]["rtts_ms"] = [1.0, 2.0, 3.0, 4.0]
+    res["latency"][1]["rtts_ms"] = [7.0]
+    rows = latency_table(res).rows
+    assert rows[0][-1] == f"{math.sqrt(5 / 3):.3f}" == "1.291"
+    assert rows[1][-1] == "-"
 
 
 def test_results_missing_a_field_is_refused(tmp_path):

@@ -30,6 +30,12 @@ def test_summary_single_value_and_generator():
         a.summary([])
 
 
+def test_sample_sd_of_known_sample():
+    assert a.sample_sd([1, 2, 3, 4]) == pytest.approx(math.sqrt(5 / 3))   # n-1 denominator
+    assert a.sample_sd([7]) == 0.0           # one value: no spread to estimate
+    assert a.sample_sd([]) == 0.0
+
+
 def test_percentile_matches_numpy():
     np = pytest.importorskip("numpy")
     rng = random.Random(5)

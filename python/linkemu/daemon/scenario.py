@@ -46,7 +46,6 @@ active.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import re
@@ -457,13 +456,37 @@ def _merge(steps: list[Step], name: str) -> list[Step]:
     return out
 
 
+# Python's csv errors for a broken quote, said in the scenario's words.
+_CSV_QUOTE_ERRORS = {
+    "unexpected end of data": "a quoted cell is not closed (a cell that starts with \" "
+                              "ends with \" on the same line)",
+    "',' expected after '\"'": "text after a quoted cell's closing quote (write \"\" "
+                                "for a quote inside a quoted cell)",
+}
+
+
+def csv_cells(line: str) -> list[str]:
+    """One CSV line's cells; ValueError for broken quoting. Strict, because
+    the csv reader otherwise takes an unclosed quote to the end of the line
+    and text after a closing quote as more of the cell: a broken file would
+    be played as something other than what was written. A quoted cell
+    cannot span lines (the trace is read a line at a time)."""
+    try:
+        return next(csv.reader([line], strict=True))
+    except csv.Error as e:
+        raise ValueError(_CSV_QUOTE_ERRORS.get(str(e), f"bad CSV: {e}")) from None
+
+
 def parse_csv(text: str, name: str = "<scenario.csv>") -> Scenario:
     rows = [(i, l) for i, l in enumerate(text.splitlines(), 1)
             if l.strip() and not l.lstrip().startswith("#")]
     if not rows:
         raise ScenarioError(f"{name}: empty (expected a header time_s,a2b,b2a and rows)")
     hline, header = rows[0]
-    cols = [c.strip() for c in next(csv.reader([header]))]
+    try:
+        cols = [c.strip() for c in csv_cells(header)]
+    except ValueError as e:
+        raise _err(name, hline, str(e)) from None
     if not cols or cols[0] not in ("time_s", "at"):
         raise _err(name, hline, f"the first column must be time_s (seconds) or at (a time "
                                 f"with a unit), not '{cols[0] if cols else ''}'")
@@ -476,7 +499,10 @@ def parse_csv(text: str, name: str = "<scenario.csv>") -> Scenario:
         raise _err(name, hline, "no a2b or b2a column")
     steps: list[Step] = []
     for n, (ln, line) in enumerate(rows[1:], 1):
-        cells = next(csv.reader(io.StringIO(line)))
+        try:
+            cells = csv_cells(line)
+        except ValueError as e:
+            raise _err(name, ln, f"row {n}: {e}") from None
         if len(cells) > len(cols):
             raise _err(name, ln, f"row {n}: {len(cells)} cells, the header has {len(cols)}")
         cells += [""] * (len(cols) - len(cells))

@@ -19,18 +19,22 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from linkemu.lab.analysis import sample_sd
+
 QS = (1, 10, 50, 90, 99)
 HIST_BIN_NS = 500_000
 TOGETHER_NS = 1_000_000
 
 
 def quantiles(values: Sequence[int] | object) -> dict:
+    """count, min, mean, sd, max and the QS percentiles of a sample; sd is
+    the sample sd (lab.analysis.sample_sd: 0 for a single value)."""
     import numpy as np
     a = np.asarray(values, dtype=np.float64)
     if a.size == 0:
         return {"count": 0}
     out = {"count": int(a.size), "min": float(a.min()), "mean": float(a.mean()),
-           "sd": float(a.std()), "max": float(a.max())}
+           "sd": sample_sd(a), "max": float(a.max())}
     for q, v in zip(QS, np.percentile(a, QS)):
         out[f"p{q}"] = float(v)
     return out

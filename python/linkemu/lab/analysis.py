@@ -35,6 +35,15 @@ def percentile_sorted(s: Sequence[float], q: float) -> float:
     return float(np.percentile(s, q))
 
 
+def sample_sd(values: Sequence[float]) -> float:
+    """The sample standard deviation (n - 1 in the denominator): the
+    estimate of the spread of what the values were drawn from. 0.0 for
+    fewer than two values, which show no spread to estimate."""
+    import numpy as np
+    a = np.asarray(values, dtype=np.float64)
+    return float(a.std(ddof=1)) if a.size > 1 else 0.0
+
+
 def summary(values: Iterable[float]) -> dict:
     """count, min, max, mean, sd, p50, p90, p99, p99.9 of a sample.
 
@@ -48,8 +57,8 @@ def summary(values: Iterable[float]) -> dict:
     if n == 0:
         raise ValueError("summary of an empty sample")
     mean = float(s.mean())
-    sd = float(s.std(ddof=1)) if n > 1 else 0.0
-    return {"count": n, "min": float(s[0]), "max": float(s[-1]), "mean": mean, "sd": sd,
+    return {"count": n, "min": float(s[0]), "max": float(s[-1]), "mean": mean,
+            "sd": sample_sd(s),
             "p50": percentile_sorted(s, 50), "p90": percentile_sorted(s, 90),
             "p99": percentile_sorted(s, 99), "p999": percentile_sorted(s, 99.9)}
 

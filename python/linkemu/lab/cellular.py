@@ -26,6 +26,7 @@ from linkemu import profiles
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.instruments import iperf3, ping
 from linkemu.lab import cellular_model, cellular_quick, published_cellular as pub, results
+from linkemu.lab.analysis import sample_sd
 from linkemu.lab.cellular_units import unit_line, units_once
 from linkemu.lab.delay_precision import note_contention
 from linkemu.lab.session import LabSession, Progress
@@ -135,7 +136,7 @@ def _ping_stats(rtts: list[float], transmitted: int) -> dict:
     p10, p50, p90 = np.percentile(a, [10, 50, 90])
     return {"transmitted": transmitted, "received": int(a.size), "mean": float(a.mean()),
             "p10": float(p10), "p50": float(p50), "p90": float(p90), "min": float(a.min()),
-            "max": float(a.max()), "sd": float(a.std())}
+            "max": float(a.max()), "sd": sample_sd(a)}
 
 
 def _pings(sess, o) -> tuple[dict, dict]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 
 from linkemu.lab import forwarding_analysis as fa
+from linkemu.lab.analysis import sample_sd
 from linkemu.lab import published_forwarding as pub
 from linkemu.lab.forwarding_paths import LABELS
 from linkemu.report.table import Table
@@ -111,7 +112,7 @@ def latency_table(res: dict) -> Table | None:
     head = ["path", "replies", "min ms", "median ms", "p90 ms", "max ms", "sd ms"]
     rows = []
     for x in lat:
-        sd = statistics.pstdev(x["rtts_ms"]) if len(x["rtts_ms"]) > 1 else None
+        sd = sample_sd(x["rtts_ms"]) if len(x["rtts_ms"]) > 1 else None
         rows.append([LABELS[x["path"]], f"{x['received']}/{x['transmitted']}",
                      *(("-" if x.get(k) is None else f"{x[k]:.3f}")
                        for k in ("min_ms", "median_ms", "p90_ms", "max_ms")),

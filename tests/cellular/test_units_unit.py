@@ -419,3 +419,13 @@ def test_quick_checks_table_tells_not_checked_from_fail():
         {"name": "c", "pass": None, "detail": "linkemud's largest lateness (not reported: "
                                               "not checked)"}]}}
     assert [r[1] for r in checks_table(res).rows] == ["pass", "FAIL", "not checked"]
+
+
+def test_a_quick_check_not_made_does_not_fail_the_run():
+    # It exited 1 while its table showed no FAIL, only "not checked".
+    from linkemu.lab import cellular
+    o = cellular.CellularOptions.quick_defaults()
+    made = [{"name": "a", "pass": True}, {"name": "c", "pass": None}]
+    assert cellular.summarise({"quick_checks": made}, o)["all_pass"] is True
+    failed = made + [{"name": "b", "pass": False}]
+    assert cellular.summarise({"quick_checks": failed}, o)["all_pass"] is False

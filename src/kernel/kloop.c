@@ -2,6 +2,7 @@
 #include "kloop.h"
 
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ask.h"
@@ -10,6 +11,9 @@
 #define K_MIN_FRAME 14u       /* an Ethernet header */
 #define K_SLEEP_MAX_NS 1000000ull
 #define K_PUNT_NAP_NS 50000ull   /* while punted frames await answers */
+#define K_CHECK_NS 100000000ull  /* the sockets asked whether their interfaces are there */
+#define K_CHECK_SOON_NS 1000000ull /* ... after an error, at most this often (a down interface
+				      * refuses every send) */
 
 /* Receives one burst into the model, stamped with the time it was read:
  * after the receive call returned. A frame can reach the socket during
@@ -150,16 +154,44 @@ static void wait_for_work(struct kloop *l)
 	}
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)nap};
 	le_ns_t asleep = kclock_now();
-	if (ppoll(pfd, 2, &ts, NULL) == 0 && l->spin_auto) { /* ended by its timer */
+	int n = ppoll(pfd, 2, &ts, NULL);
+	if (n == 0 && l->spin_auto) { /* ended by its timer */
 		le_ns_t woke = kclock_now();
 		dp_spin_observe(&l->spin, woke > asleep + nap ? woke - asleep - nap : 0);
 		l->spin_ns = l->spin.spin_ns;
 	}
+	if (n > 0 && ((pfd[0].revents | pfd[1].revents) & (POLLERR | POLLHUP | POLLNVAL)))
+		l->suspect = 1;
 }
 
-void kloop_run(struct kloop *l)
+/* Asks the sockets whether their interfaces are still there, when one
+ * gave a reason to or every K_CHECK_NS. Nonzero (and `lost`) if one is
+ * not. */
+static int check_sockets(struct kloop *l)
 {
+	le_ns_t now = kclock_now();
+	int reason = l->suspect || l->sock[0].error || l->sock[1].error;
+	if (now < l->checked_at + (reason ? K_CHECK_SOON_NS : K_CHECK_NS))
+		return 0;
+	l->checked_at = now;
+	l->suspect = 0;
+	for (int s = 0; s < 2; s++) {
+		char why[120];
+		if (ksock_lost(&l->sock[s], why, sizeof(why))) {
+			snprintf(l->lost, sizeof(l->lost), "interface '%s' %s", l->sock[s].name, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int kloop_run(struct kloop *l)
+{
+	l->lost[0] = '\0';
+	l->checked_at = kclock_now();
 	while (!__atomic_load_n(l->stop, __ATOMIC_RELAXED)) {
+		if (check_sockets(l))
+			return -1;
 		unsigned moved = 0;
 		for (int i = 0; i < LE_DIRS; i++)
 			moved += dir_pass(l, &l->dir[i]);
@@ -170,6 +202,7 @@ void kloop_run(struct kloop *l)
 		if (moved == 0 && !l->busy_poll)
 			wait_for_work(l);
 	}
+	return 0;
 }
 
 void kloop_shutdown(struct kloop *l, unsigned ms)

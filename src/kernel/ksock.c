@@ -6,6 +6,7 @@
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -110,6 +111,8 @@ unsigned ksock_recv(struct ksock *s, uint8_t *const *buf, uint32_t cap, uint32_t
 	}
 	/* MSG_TRUNC: the length on the wire, so an oversized frame is seen. */
 	int k = recvmmsg(s->fd, msg, n, MSG_DONTWAIT | MSG_TRUNC, NULL);
+	if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		s->error = errno; /* ENETDOWN: down, or deleted (ksock_lost tells) */
 	if (k <= 0)
 		return 0;
 	for (int i = 0; i < k; i++) {
@@ -144,9 +147,33 @@ unsigned ksock_send(struct ksock *s, uint8_t *const *buf, const uint32_t *len, u
 		/* The frame at `sent` is refused for good (EMSGSIZE, ENETDOWN,
 		 * ...): count it and go on with the next. */
 		s->send_errors++;
+		s->error = errno;
 		sent++;
 	}
 	return sent;
+}
+
+int ksock_lost(struct ksock *s, char *why, size_t whylen)
+{
+	int err = s->error;
+	s->error = 0;
+	struct pollfd pfd = {.fd = s->fd};
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLNVAL | POLLHUP))) {
+		snprintf(why, whylen, "%s", (pfd.revents & POLLNVAL) ? "has no open socket" : "hung up");
+		return -1;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(s->fd, (struct sockaddr *)&ss, &sl) != 0) {
+		snprintf(why, whylen, "cannot be asked about its socket: %s", strerror(errno));
+		return -1;
+	}
+	if (ss.ss_family == AF_PACKET && ((const struct sockaddr_ll *)&ss)->sll_ifindex != s->ifindex) {
+		snprintf(why, whylen, "was deleted (its socket is no longer bound to ifindex %d%s%s)", s->ifindex,
+			 err ? "; last error: " : "", err ? strerror(err) : "");
+		return -1;
+	}
+	return 0;
 }
 
 void ksock_counters(struct ksock *s, struct dp_port_counters *c)

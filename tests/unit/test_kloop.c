@@ -145,12 +145,13 @@ static le_ns_t thread_cpu_ns(pthread_t t)
 }
 
 static volatile int loop_returned;
+static int loop_rc;
 static le_ns_t loop_cpu_at_return; /* the thread's own: its clock ends with it */
 
 static void *run_loop(void *arg)
 {
 	(void)arg;
-	kloop_run(&l);
+	loop_rc = kloop_run(&l);
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	loop_cpu_at_return = (le_ns_t)ts.tv_sec * 1000000000ull + (le_ns_t)ts.tv_nsec;
@@ -184,8 +185,10 @@ static void test_lost_interface_ends_the_loop(void)
 	      (double)wall / 1e6, (double)cpu / 1e6);
 	CHECK(cpu * 2 < wall || cpu < 20 * LE_NS_PER_MS, "the loop burnt %.0f ms of CPU in %.0f ms after B hung up",
 	      (double)cpu / 1e6, (double)wall / 1e6);
-	stop = 1;                      /* (the old loop only stops when told) */
+	stop = 1;                      /* in case it did not stop by itself */
 	pthread_join(t, NULL);
+	CHECK(loop_rc == -1 && strcmp(l.lost, "interface 'lk-b' hung up") == 0, "returned %d, lost: '%s'", loop_rc,
+	      l.lost);
 	/* The frames it held are counted when it shuts down, as for a signal. */
 	kloop_shutdown(&l, 50);
 	struct kdir_snapshot s[LE_DIRS];

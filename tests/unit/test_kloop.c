@@ -9,7 +9,9 @@
  *   datagram, EAGAIN, as a full send buffer does).
  * - A socket that can carry no more frames (here: shut down, so that it
  *   polls as hung up, as nothing else makes an AF_UNIX pair do) ends the
- *   loop by itself, without burning its CPU until then. */
+ *   loop by itself, without burning its CPU until then.
+ * - A frame longer than a buffer is a `malformed` drop whose bytes are
+ *   its real length; one that fills a buffer exactly is forwarded. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -201,10 +203,44 @@ static void test_lost_interface_ends_the_loop(void)
 	teardown();
 }
 
+static void test_oversize_frame_counts_its_length(void)
+{
+	setup("delay 1ms");
+	/* a frame, one that fills a buffer exactly, and one that does not fit */
+	put_frame(a[1], 64);
+	put_frame(a[1], K_FRAME_MAX);
+	put_frame(a[1], 3000);
+	pthread_t t;
+	loop_returned = 0;
+	CHECK(pthread_create(&t, NULL, run_loop, NULL) == 0);
+	usleep(50000);
+	stop = 1;
+	pthread_join(t, NULL);
+	kloop_shutdown(&l, 50);
+	struct kdir_snapshot s[LE_DIRS];
+	kloop_snapshot(&l, s);
+	const struct dp_counters *c = &s[LE_DIR_A2B].ctr;
+	printf("a2b: rx %llu rx_bytes %llu tx %llu tx_bytes %llu malformed %llu\n", (unsigned long long)c->rx,
+	       (unsigned long long)c->rx_bytes, (unsigned long long)c->tx, (unsigned long long)c->tx_bytes,
+	       (unsigned long long)c->drop[DP_DROP_MALFORMED]);
+	CHECK(c->rx == 3 && c->rx_bytes == 64 + K_FRAME_MAX + 3000, "rx %llu, rx_bytes %llu (want 3, %u)",
+	      (unsigned long long)c->rx, (unsigned long long)c->rx_bytes, 64 + K_FRAME_MAX + 3000);
+	CHECK(c->drop[DP_DROP_MALFORMED] == 1, "malformed %llu (want 1: the 3000-byte frame)",
+	      (unsigned long long)c->drop[DP_DROP_MALFORMED]);
+	CHECK(c->tx == 2 && c->tx_bytes == 64 + K_FRAME_MAX, "tx %llu, tx_bytes %llu (want 2, %u)",
+	      (unsigned long long)c->tx, (unsigned long long)c->tx_bytes, 64 + K_FRAME_MAX);
+	uint8_t got[4096];
+	ssize_t n1 = recv(b[1], got, sizeof(got), MSG_DONTWAIT), n2 = recv(b[1], got, sizeof(got), MSG_DONTWAIT);
+	CHECK(n1 == 64 && n2 == (ssize_t)K_FRAME_MAX, "B's side got %zd and %zd bytes", n1, n2);
+	CHECK(kbuf_in_use(&l.pool) == 0, "%u buffers not freed", kbuf_in_use(&l.pool));
+	teardown();
+}
+
 int main(void)
 {
 	test_shutdown_backpressure();
 	test_lost_interface_ends_the_loop();
+	test_oversize_frame_counts_its_length();
 	printf("test_kloop: %u passed, %u failed\n", mt_passed, mt_failed);
 	return mt_failed ? 1 : 0;
 }

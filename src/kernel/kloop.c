@@ -33,7 +33,8 @@ static unsigned rx_burst(struct kloop *l, struct kdir *d)
 	le_ns_t now = k ? kclock_now() : 0;
 	for (unsigned i = 0; i < k; i++) {
 		if (len[i] < K_MIN_FRAME || len[i] > K_FRAME_MAX) {
-			/* A runt, or larger than a buffer (truncated): unusable. */
+			/* A runt, or larger than a buffer (truncated): unusable.
+			 * Counted at its real length, as received (ksock_recv). */
 			d->ctr.rx++;
 			d->ctr.rx_bytes += len[i];
 			d->ctr.drop[DP_DROP_MALFORMED]++;

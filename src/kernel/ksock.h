@@ -31,11 +31,10 @@ struct ksock {
 int ksock_open(struct ksock *s, const char *ifname, char *err, size_t errlen);
 void ksock_close(struct ksock *s);
 
-#define K_VLAN_ROOM 4u   /* a tag the kernel took off goes back in */
-
 /* Receives up to n frames into buf[i] (cap bytes each, with the VLAN tag
- * the kernel took off put back); len[i] is each frame's length (> cap:
- * it did not fit). Returns the count, 0 when none waits. */
+ * the kernel took off put back); len[i] is each frame's length on the
+ * wire, tag included, also when it did not fit: then len[i] > cap and
+ * buf[i] holds part of it. Returns the count, 0 when none waits. */
 unsigned ksock_recv(struct ksock *s, uint8_t *const *buf, uint32_t cap, uint32_t *len, unsigned n);
 /* Sends frames in order; returns how many the kernel took. A frame the
  * kernel refuses for good (not a full buffer) counts as taken and in

@@ -236,11 +236,42 @@ static void test_oversize_frame_counts_its_length(void)
 	teardown();
 }
 
+static void test_blocked_output_sleeps(void)
+{
+	setup("delay 1ms");
+	int small = 4096; /* B's reader never reads: its output takes ~10 frames, then EAGAIN */
+	CHECK(setsockopt(b[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)) == 0);
+	for (int i = 0; i < 100; i++)
+		put_frame(a[1], 64);
+	pthread_t t;
+	loop_returned = 0;
+	CHECK(pthread_create(&t, NULL, run_loop, NULL) == 0);
+	usleep(50000);                 /* every frame due, most stuck behind B's output */
+	le_ns_t cpu0 = thread_cpu_ns(t), wall0 = kclock_now();
+	usleep(300000);
+	le_ns_t cpu = thread_cpu_ns(t) - cpu0, wall = kclock_now() - wall0;
+	stop = 1;
+	pthread_join(t, NULL);
+	printf("blocked output: %.0f ms of CPU in %.0f ms\n", (double)cpu / 1e6, (double)wall / 1e6);
+	CHECK(cpu * 4 < wall, "the loop burnt %.0f ms of CPU in %.0f ms waiting for B's output to take a frame",
+	      (double)cpu / 1e6, (double)wall / 1e6);
+	kloop_shutdown(&l, 50);
+	struct kdir_snapshot s[LE_DIRS];
+	kloop_snapshot(&l, s);
+	const struct kdir_snapshot *x = &s[LE_DIR_A2B];
+	uint64_t shut = x->ctr.drop[DP_DROP_SHUTDOWN] + x->models.ctr.drop[LE_DROP_SHUTDOWN];
+	CHECK(x->ctr.rx == 100 && x->ctr.tx + shut == 100 && x->ctr.tx < 100, "a2b: rx %llu tx %llu shutdown %llu",
+	      (unsigned long long)x->ctr.rx, (unsigned long long)x->ctr.tx, (unsigned long long)shut);
+	CHECK(kbuf_in_use(&l.pool) == 0, "%u buffers not freed", kbuf_in_use(&l.pool));
+	teardown();
+}
+
 int main(void)
 {
 	test_shutdown_backpressure();
 	test_lost_interface_ends_the_loop();
 	test_oversize_frame_counts_its_length();
+	test_blocked_output_sleeps();
 	printf("test_kloop: %u passed, %u failed\n", mt_passed, mt_failed);
 	return mt_failed ? 1 : 0;
 }

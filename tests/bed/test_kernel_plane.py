@@ -172,8 +172,9 @@ def test_linkemuk_stops_when_its_interface_is_deleted(gone_bed, linkemuk_bin, tm
 
 def test_linkemuk_waits_while_its_interface_is_down(gone_bed, linkemuk_bin, tmp_path):
     """Down is not gone: linkemuk waits (without burning a CPU), forwards
-    again once the interface is up, and still notices if it is deleted
-    while down (the kernel reports no second error then)."""
+    again once the interface is up, the same when the interface's peer is
+    down, and still notices if it is deleted while down (the kernel
+    reports no second error then)."""
     p = _start_linkemuk(linkemuk_bin, tmp_path, "delay 1ms")
     try:
         assert _ping(5).returncode == 0
@@ -186,6 +187,23 @@ def test_linkemuk_waits_while_its_interface_is_down(gone_bed, linkemuk_bin, tmp_
         netns.run(["ip", "-n", NS_K, "link", "set", "kB", "up"])
         time.sleep(0.2)
         assert _ping(5).returncode == 0, "no forwarding after kB came back up"
+        # kB's peer down: the kernel refuses every send to kB (ENOBUFS)
+        # while frames for it keep arriving; linkemuk retries, not spins.
+        netns.run(["ip", "-n", NS_B, "link", "set", "p", "down"])
+        pings = subprocess.Popen(["ip", "netns", "exec", NS_A, "ping", "-q", "-c", "150", "-i", "0.01",
+                                  "198.18.90.2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.3)
+            cpu0, t0 = _cpu_s(p.pid), time.monotonic()
+            time.sleep(1.0)
+            busy = (_cpu_s(p.pid) - cpu0) / (time.monotonic() - t0)
+        finally:
+            pings.kill()
+            pings.wait()
+        assert busy < 0.5, f"linkemuk used {busy:.0%} of a CPU while kB's peer was down"
+        netns.run(["ip", "-n", NS_B, "link", "set", "p", "up"])
+        time.sleep(0.2)
+        assert _ping(5).returncode == 0, "no forwarding after kB's peer came back up"
         netns.run(["ip", "-n", NS_K, "link", "set", "kB", "down"])
         time.sleep(0.2)
         netns.run(["ip", "-n", NS_K, "link", "del", "kB"])

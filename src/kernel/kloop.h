@@ -47,6 +47,7 @@ struct kdir {
 	struct dp_counters ctr;       /* rx, tx, bytes, data-plane drops */
 	struct le_hist error;         /* emulation error: send time - deadline */
 	struct kdir_pending pending;  /* due, not yet taken by the kernel */
+	le_ns_t retry_ns;             /* the output refuses (K_REFUSED): next nap before a retry */
 };
 
 /* A direction's counts as of one pass boundary (the thread copies them). */

@@ -142,14 +142,21 @@ unsigned ksock_send(struct ksock *s, uint8_t *const *buf, const uint32_t *len, u
 		msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
 	}
 	unsigned sent = 0;
+	s->blocked = 0;
 	while (sent < n) {
 		int k = sendmmsg(s->fd, msg + sent, n - sent, MSG_DONTWAIT);
 		if (k > 0) {
 			sent += (unsigned)k;
 			continue;
 		}
-		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR))
-			break; /* full: the rest waits (backpressure) */
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			s->blocked = K_FULL; /* the rest waits (backpressure) */
+			break;
+		}
+		if (k < 0 && (errno == ENOBUFS || errno == EINTR)) {
+			s->blocked = K_REFUSED;
+			break;
+		}
 		/* The frame at `sent` is refused for good (EMSGSIZE, ENETDOWN,
 		 * ...): count it and go on with the next. */
 		s->send_errors++;

@@ -25,7 +25,14 @@ struct ksock {
 	uint64_t kernel_drops;   /* PACKET_STATISTICS tp_drops, summed (reading resets it) */
 	uint64_t send_errors;    /* frames the kernel refused to send (not EAGAIN) */
 	int error;               /* the last error a receive or send met (not EAGAIN), until ksock_lost */
+	/* Why the last ksock_send left frames: 0 (it did not), K_FULL (the
+	 * socket's buffer: POLLOUT says when it has room) or K_REFUSED (the
+	 * device would not take one now, ENOBUFS: a driver's full queue, or
+	 * a veth whose peer is down; no event tells when, so retry later). */
+	int blocked;
 };
+
+enum { K_FULL = 1, K_REFUSED = 2 };
 
 /* Opens and binds; -1 with a message naming the interface. */
 int ksock_open(struct ksock *s, const char *ifname, char *err, size_t errlen);
@@ -36,9 +43,10 @@ void ksock_close(struct ksock *s);
  * wire, tag included, also when it did not fit: then len[i] > cap and
  * buf[i] holds part of it. Returns the count, 0 when none waits. */
 unsigned ksock_recv(struct ksock *s, uint8_t *const *buf, uint32_t cap, uint32_t *len, unsigned n);
-/* Sends frames in order; returns how many the kernel took. A frame the
- * kernel refuses for good (not a full buffer) counts as taken and in
- * send_errors, so one bad frame never blocks the rest. */
+/* Sends frames in order; returns how many the kernel took (the rest wait:
+ * `blocked` says why). A frame the kernel refuses for good (not a full
+ * buffer) counts as taken and in send_errors, so one bad frame never
+ * blocks the rest. */
 unsigned ksock_send(struct ksock *s, uint8_t *const *buf, const uint32_t *len, unsigned n);
 /* 0 while s can carry frames; -1 when it never will again, with why (to
  * follow "interface 'NAME' "). Clears `error`.

@@ -2,6 +2,7 @@
 #include "kloop.h"
 
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ask.h"
@@ -10,6 +11,14 @@
 #define K_MIN_FRAME 14u       /* an Ethernet header */
 #define K_SLEEP_MAX_NS 1000000ull
 #define K_PUNT_NAP_NS 50000ull   /* while punted frames await answers */
+/* An output that refuses frames (K_REFUSED) is retried after a nap that
+ * starts short (a driver's queue drains in microseconds) and doubles while
+ * it keeps refusing (a veth whose peer is down refuses until it is up),
+ * up to the longest sleep: an idle thread's wake-ups, not a spin. */
+#define K_RETRY_MIN_NS 20000ull
+#define K_CHECK_NS 100000000ull  /* the sockets asked whether their interfaces are there */
+#define K_CHECK_SOON_NS 1000000ull /* ... after an error, at most this often (a down interface
+				      * refuses every send) */
 
 /* Receives one burst into the model, stamped with the time it was read:
  * after the receive call returned. A frame can reach the socket during
@@ -29,7 +38,8 @@ static unsigned rx_burst(struct kloop *l, struct kdir *d)
 	le_ns_t now = k ? kclock_now() : 0;
 	for (unsigned i = 0; i < k; i++) {
 		if (len[i] < K_MIN_FRAME || len[i] > K_FRAME_MAX) {
-			/* A runt, or larger than a buffer (truncated): unusable. */
+			/* A runt, or larger than a buffer (truncated): unusable.
+			 * Counted at its real length, as received (ksock_recv). */
 			d->ctr.rx++;
 			d->ctr.rx_bytes += len[i];
 			d->ctr.drop[DP_DROP_MALFORMED]++;
@@ -57,6 +67,8 @@ static unsigned send_pending(struct kloop *l, struct kdir *d)
 		data[i] = kbuf_data(p->buf[p->first + i]);
 	le_ns_t send_time = kclock_now();
 	unsigned k = ksock_send(d->out, data, p->len + p->first, p->count);
+	if (k)
+		d->retry_ns = 0;
 	for (unsigned i = 0; i < k; i++) {
 		unsigned j = p->first + i;
 		le_ns_t dl = p->deadline[j];
@@ -123,12 +135,15 @@ void kloop_snapshot(struct kloop *l, struct kdir_snapshot out[LE_DIRS])
 static void wait_for_work(struct kloop *l)
 {
 	le_ns_t next = UINT64_MAX;
-	int blocked = 0;
 	for (int i = 0; i < LE_DIRS; i++) {
+		/* A direction whose output holds frames back cannot send the
+		 * model's due ones either: its deadlines are no reason to wake
+		 * (they made the wait zero, a spin until the output took a frame). */
+		if (l->dir[i].pending.count)
+			continue;
 		le_ns_t x = le_swap_next_deadline(&l->dir[i].models.swap);
 		if (x < next)
 			next = x;
-		blocked |= l->dir[i].pending.count != 0;
 	}
 	/* The policy linkemud's adaptive lcores use (plane/wait.h): sleep as
 	 * soon as a pass moved nothing. */
@@ -142,24 +157,63 @@ static void wait_for_work(struct kloop *l)
 	if (nap == 0)
 		return; /* within spin_ns of a deadline: poll again at once */
 	struct pollfd pfd[2] = {{.fd = l->sock[0].fd, .events = POLLIN}, {.fd = l->sock[1].fd, .events = POLLIN}};
-	if (blocked) {
-		/* The kernel's send buffer was full: wake when it has room. */
-		for (int i = 0; i < LE_DIRS; i++)
-			if (l->dir[i].pending.count)
-				pfd[l->dir[i].out == &l->sock[0] ? 0 : 1].events |= POLLOUT;
+	for (int i = 0; i < LE_DIRS; i++) {
+		struct kdir *d = &l->dir[i];
+		if (d->pending.count == 0)
+			continue;
+		if (d->out->blocked == K_REFUSED) {
+			/* Writable but refusing: POLLOUT would end every sleep at
+			 * once. Retry after a nap instead. */
+			d->retry_ns = d->retry_ns ? d->retry_ns * 2 : K_RETRY_MIN_NS;
+			if (d->retry_ns > K_SLEEP_MAX_NS)
+				d->retry_ns = K_SLEEP_MAX_NS;
+			if (nap > d->retry_ns)
+				nap = d->retry_ns;
+		} else {
+			/* The send buffer was full: wake when it has room. */
+			pfd[d->out == &l->sock[0] ? 0 : 1].events |= POLLOUT;
+		}
 	}
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)nap};
 	le_ns_t asleep = kclock_now();
-	if (ppoll(pfd, 2, &ts, NULL) == 0 && l->spin_auto) { /* ended by its timer */
+	int n = ppoll(pfd, 2, &ts, NULL);
+	if (n == 0 && l->spin_auto) { /* ended by its timer */
 		le_ns_t woke = kclock_now();
 		dp_spin_observe(&l->spin, woke > asleep + nap ? woke - asleep - nap : 0);
 		l->spin_ns = l->spin.spin_ns;
 	}
+	if (n > 0 && ((pfd[0].revents | pfd[1].revents) & (POLLERR | POLLHUP | POLLNVAL)))
+		l->suspect = 1;
 }
 
-void kloop_run(struct kloop *l)
+/* Asks the sockets whether their interfaces are still there, when one
+ * gave a reason to or every K_CHECK_NS. Nonzero (and `lost`) if one is
+ * not. */
+static int check_sockets(struct kloop *l)
 {
+	le_ns_t now = kclock_now();
+	int reason = l->suspect || l->sock[0].error || l->sock[1].error;
+	if (now < l->checked_at + (reason ? K_CHECK_SOON_NS : K_CHECK_NS))
+		return 0;
+	l->checked_at = now;
+	l->suspect = 0;
+	for (int s = 0; s < 2; s++) {
+		char why[120];
+		if (ksock_lost(&l->sock[s], why, sizeof(why))) {
+			snprintf(l->lost, sizeof(l->lost), "interface '%s' %s", l->sock[s].name, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int kloop_run(struct kloop *l)
+{
+	l->lost[0] = '\0';
+	l->checked_at = kclock_now();
 	while (!__atomic_load_n(l->stop, __ATOMIC_RELAXED)) {
+		if (check_sockets(l))
+			return -1;
 		unsigned moved = 0;
 		for (int i = 0; i < LE_DIRS; i++)
 			moved += dir_pass(l, &l->dir[i]);
@@ -170,6 +224,7 @@ void kloop_run(struct kloop *l)
 		if (moved == 0 && !l->busy_poll)
 			wait_for_work(l);
 	}
+	return 0;
 }
 
 void kloop_shutdown(struct kloop *l, unsigned ms)

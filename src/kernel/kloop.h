@@ -9,7 +9,14 @@
  * before the next deadline (spin_ns early, timer slack 1 ns) and then
  * polls until it; with busy_poll it never sleeps. A sleep never exceeds
  * 1 ms, so control requests (snapshots, live changes) are served within
- * about a millisecond even on an idle link. */
+ * about a millisecond even on an idle link.
+ *
+ * An interface that can carry no more frames (deleted: ksock_lost) ends
+ * the loop by itself: forwarding on with one side gone would only count
+ * frames into the void, and a socket that polls as hung up would make
+ * every sleep return at once. The sockets are checked after any error
+ * they report, at most every K_CHECK_SOON_NS, and every K_CHECK_NS
+ * regardless (a device deleted while down reports nothing). */
 #ifndef K_LOOP_H
 #define K_LOOP_H
 
@@ -40,6 +47,7 @@ struct kdir {
 	struct dp_counters ctr;       /* rx, tx, bytes, data-plane drops */
 	struct le_hist error;         /* emulation error: send time - deadline */
 	struct kdir_pending pending;  /* due, not yet taken by the kernel */
+	le_ns_t retry_ns;             /* the output refuses (K_REFUSED): next nap before a retry */
 };
 
 /* A direction's counts as of one pass boundary (the thread copies them). */
@@ -64,6 +72,9 @@ struct kloop {
 	int busy_poll;
 	struct dp_punt_set *punt;     /* punted classes' channels; NULL: none */
 	const volatile int *stop;
+	le_ns_t checked_at;           /* the sockets' last ksock_lost */
+	int suspect;                  /* ppoll reported an error or a hang-up */
+	char lost[160];               /* why kloop_run ended by itself; "" if it did not */
 	/* Snapshot on request (ask.h). */
 	uint64_t snap_req, snap_done;
 	struct kdir_snapshot snap[LE_DIRS];
@@ -76,8 +87,9 @@ static inline le_ns_t kclock_now(void)
 	return (le_ns_t)ts.tv_sec * 1000000000ull + (le_ns_t)ts.tv_nsec;
 }
 
-/* Forwards until *stop. */
-void kloop_run(struct kloop *l);
+/* Forwards until *stop (0), or until an interface is lost (-1; `lost`
+ * says which and how). Either way kloop_shutdown then ends it. */
+int kloop_run(struct kloop *l);
 /* The forwarding thread, or anyone once it stopped. */
 void kloop_snapshot(struct kloop *l, struct kdir_snapshot out[LE_DIRS]);
 /* After the stop: sends what is already due (for up to `ms`), then frees

@@ -6,6 +6,7 @@
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -73,23 +74,22 @@ void ksock_close(struct ksock *s)
 /* The kernel hands an 802.1Q/802.1ad tag it (or the driver) took off the
  * frame to the socket beside it, in auxdata. The link must forward the
  * frame as it was on the wire, so the tag goes back in after the MACs.
- * Returns the frame's new length (cap leaves room for the 4 bytes). */
-static uint32_t restore_vlan(struct msghdr *mh, uint8_t *frame, uint32_t len)
+ * Returns 1 with the tag's 4 bytes in tag[] when there is one. */
+static int taken_vlan(struct msghdr *mh, uint16_t tag[2])
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
 		if (c->cmsg_level != SOL_PACKET || c->cmsg_type != PACKET_AUXDATA)
 			continue;
 		struct tpacket_auxdata aux;
 		memcpy(&aux, CMSG_DATA(c), sizeof(aux));
-		if (!(aux.tp_status & TP_STATUS_VLAN_VALID) || len < 12)
-			return len;
+		if (!(aux.tp_status & TP_STATUS_VLAN_VALID))
+			return 0;
 		uint16_t tpid = (aux.tp_status & TP_STATUS_VLAN_TPID_VALID) ? aux.tp_vlan_tpid : ETH_P_8021Q;
-		uint16_t tag[2] = {htons(tpid), htons(aux.tp_vlan_tci)};
-		memmove(frame + 16, frame + 12, len - 12);
-		memcpy(frame + 12, tag, sizeof(tag));
-		return len + 4;
+		tag[0] = htons(tpid);
+		tag[1] = htons(aux.tp_vlan_tci);
+		return 1;
 	}
-	return len;
+	return 0;
 }
 
 unsigned ksock_recv(struct ksock *s, uint8_t *const *buf, uint32_t cap, uint32_t *len, unsigned n)
@@ -104,20 +104,29 @@ unsigned ksock_recv(struct ksock *s, uint8_t *const *buf, uint32_t cap, uint32_t
 	if (n > K_BATCH_MAX)
 		n = K_BATCH_MAX;
 	for (unsigned i = 0; i < n; i++) {
-		iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = cap - K_VLAN_ROOM};
+		iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = cap};
 		msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1,
 						      .msg_control = ctl[i].b, .msg_controllen = sizeof(ctl[i].b)}};
 	}
-	/* MSG_TRUNC: the length on the wire, so an oversized frame is seen. */
+	/* MSG_TRUNC: msg_len is the frame's real length, also when it did not
+	 * fit, so an oversize frame is seen and counted at its size. */
 	int k = recvmmsg(s->fd, msg, n, MSG_DONTWAIT | MSG_TRUNC, NULL);
+	if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		s->error = errno; /* ENETDOWN: down, or deleted (ksock_lost tells) */
 	if (k <= 0)
 		return 0;
 	for (int i = 0; i < k; i++) {
+		uint16_t tag[2];
 		len[i] = msg[i].msg_len;
-		if (len[i] <= cap - K_VLAN_ROOM)
-			len[i] = restore_vlan(&msg[i].msg_hdr, buf[i], len[i]);
-		else
-			len[i] = cap + 1; /* truncated: the caller counts it */
+		if (len[i] < 12 || !taken_vlan(&msg[i].msg_hdr, tag))
+			continue; /* as on the wire (or a runt); > cap: truncated */
+		/* The wire's length has the tag: the frame fits with it, or is
+		 * counted at that length as one that does not. */
+		if (len[i] + 4 <= cap) {
+			memmove(buf[i] + 16, buf[i] + 12, len[i] - 12);
+			memcpy(buf[i] + 12, tag, sizeof(tag));
+		}
+		len[i] += 4;
 	}
 	return (unsigned)k;
 }
@@ -133,20 +142,51 @@ unsigned ksock_send(struct ksock *s, uint8_t *const *buf, const uint32_t *len, u
 		msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
 	}
 	unsigned sent = 0;
+	s->blocked = 0;
 	while (sent < n) {
 		int k = sendmmsg(s->fd, msg + sent, n - sent, MSG_DONTWAIT);
 		if (k > 0) {
 			sent += (unsigned)k;
 			continue;
 		}
-		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR))
-			break; /* full: the rest waits (backpressure) */
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			s->blocked = K_FULL; /* the rest waits (backpressure) */
+			break;
+		}
+		if (k < 0 && (errno == ENOBUFS || errno == EINTR)) {
+			s->blocked = K_REFUSED;
+			break;
+		}
 		/* The frame at `sent` is refused for good (EMSGSIZE, ENETDOWN,
 		 * ...): count it and go on with the next. */
 		s->send_errors++;
+		s->error = errno;
 		sent++;
 	}
 	return sent;
+}
+
+int ksock_lost(struct ksock *s, char *why, size_t whylen)
+{
+	int err = s->error;
+	s->error = 0;
+	struct pollfd pfd = {.fd = s->fd};
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLNVAL | POLLHUP))) {
+		snprintf(why, whylen, "%s", (pfd.revents & POLLNVAL) ? "has no open socket" : "hung up");
+		return -1;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(s->fd, (struct sockaddr *)&ss, &sl) != 0) {
+		snprintf(why, whylen, "cannot be asked about its socket: %s", strerror(errno));
+		return -1;
+	}
+	if (ss.ss_family == AF_PACKET && ((const struct sockaddr_ll *)&ss)->sll_ifindex != s->ifindex) {
+		snprintf(why, whylen, "was deleted (its socket is no longer bound to ifindex %d%s%s)", s->ifindex,
+			 err ? "; last error: " : "", err ? strerror(err) : "");
+		return -1;
+	}
+	return 0;
 }
 
 void ksock_counters(struct ksock *s, struct dp_port_counters *c)

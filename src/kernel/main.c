@@ -180,15 +180,23 @@ static int serve(struct kdaemon *dm)
 	       dm->loop.dir[1].models.active->text);
 	fflush(stdout);
 	set_running(dm, 1);
-	kloop_run(&dm->loop);
+	int lost = kloop_run(&dm->loop);
 	set_running(dm, 0);
+	if (lost) {
+		/* An interface is gone for good (deleted; one that is merely down
+		 * is waited for: kloop.h). Stop as on a signal, with the same
+		 * final report (the frames held now counted as `shutdown`), but
+		 * say why and exit non-zero: the run did not end as asked. */
+		fprintf(stderr, "linkemuk: %s: stopping\n", dm->loop.lost);
+		g_stop = 1; /* a control request waiting for the thread gives up now */
+	}
 	if (dm->loop.spin_auto && !dm->loop.busy_poll)
 		dp_spin_report(&dm->loop.spin, stderr, "linkemuk: thread", 0);
 	pm_qos_release(qos_fd);
 	dp_control_stop(dm->control);
 	dm->control = NULL;
 	kloop_shutdown(&dm->loop, 50);
-	return dp_final_reports(&dm->state, &dm->opt, "linkemuk") ? EXIT_ENV : 0;
+	return dp_final_reports(&dm->state, &dm->opt, "linkemuk") || lost ? EXIT_ENV : 0;
 }
 
 static void release(struct kdaemon *dm)

@@ -21,7 +21,8 @@
 
 enum dp_drop_cause {
 	DP_DROP_RING_FULL = 0,  /* an inter-lcore ring was full (pipeline RX) */
-	DP_DROP_MALFORMED,      /* frame unusable (shorter than an Ethernet header) */
+	DP_DROP_MALFORMED,      /* frame unusable (shorter than an Ethernet header; linkemuk:
+				 * or longer than its buffers, counted at its real length) */
 	DP_DROP_SHUTDOWN,       /* in a ring or send buffer when the daemon stopped */
 	/* Punted classes (docs/punt.md): */
 	DP_DROP_PUNT_FULL,      /* the channel to the process was full (or no buffer for its answer) */

@@ -53,7 +53,7 @@ def cmd_run(a: argparse.Namespace) -> int:
                 echoes = punt.start_echoes(a, bed.name, a2b, b2a)   # --punt-echo
                 how = ("kernel sockets" if a.io == "kernel"
                        else f"{link.pmd}, lcores {a.lcores or daemon.default_lcores()}")
-                ready = f"linkemud ready on bed '{bed.name}' (pid {link.pid}, {how})"
+                ready = f"{_daemon_name(a.io)} ready on bed '{bed.name}' (pid {link.pid}, {how})"
                 if a.detach:
                     link.detach()
                     link = None            # the user's now: `linkemu stop` ends it
@@ -90,10 +90,15 @@ def cmd_run(a: argparse.Namespace) -> int:
         punt.reap(echoes)
     rc = _report_stop(report, as_json=False)
     if crashed is not None:
-        err(f"linkemud exited by itself with code {crashed}; log:\n"
+        # linkemuk does so when an interface is deleted (docs/kernel-plane.md)
+        err(f"{_daemon_name(a.io)} exited by itself with code {crashed}; log:\n"
              f"{daemon.log_tail(bed.layout)}")
         return 1
     return rc
+
+
+def _daemon_name(io: str) -> str:
+    return "linkemuk" if io == "kernel" else "linkemud"
 
 
 def _isolated_cpus(a: argparse.Namespace) -> set[int] | None:

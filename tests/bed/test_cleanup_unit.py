@@ -3,6 +3,10 @@ runs even when an earlier one fails, and what failed is named."""
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+
 import pytest
 
 from linkemu.bed import isolation, netns, paths, procs, testbed
@@ -164,7 +168,6 @@ def test_run_detached_leaves_its_daemon(fake_run):
 def test_punt_echoes_started_are_ended_when_a_later_one_fails(monkeypatch, tmp_path):
     """Two punted channels, the second punt_echo cannot start: the first
     must not be left running (nobody holds its Popen)."""
-    import subprocess
     from linkemu.cli import punt
     monkeypatch.setattr(paths, "RUN_ROOT", tmp_path / "run")
     paths.bed_run_dir("zq").mkdir(parents=True)
@@ -222,28 +225,35 @@ def eal_files(monkeypatch, tmp_path):
     return b, rt, page, failing
 
 
+@contextlib.contextmanager
+def _running_stand_in(tmp_path, file_prefix: str):
+    """Within: a process named linkemud with the bed's EAL file prefix on
+    its command line (as procs.find_linkemud sees a running daemon), that
+    does nothing; killed on leaving."""
+    fake = tmp_path / "stand-in" / "linkemud"
+    fake.parent.mkdir()
+    fake.write_text("import time\nprint('running', flush=True)\ntime.sleep(30)\n")
+    p = subprocess.Popen([sys.executable, str(fake), "-l", "1", "--file-prefix", file_prefix,
+                          "--", "--a2b", ""], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "running\n"
+        yield p
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+
+
 def test_a_second_start_leaves_the_running_daemons_files(eal_files, tmp_path):
     """The bed's daemon runs but its pid file is not there (being written
     by a concurrent `run`, or gone): a second start must not take the
     running daemon's EAL files and pid file with it when it fails."""
-    import subprocess
-    import sys
     from linkemu.daemon import daemon
     b, rt, page, failing = eal_files
-    fake = tmp_path / "stand-in" / "linkemud"
-    fake.parent.mkdir()
-    fake.write_text("import time\nprint('running', flush=True)\ntime.sleep(30)\n")
-    first = subprocess.Popen([sys.executable, str(fake), "-l", "1", "--file-prefix", b.file_prefix,
-                              "--", "--a2b", ""], stdout=subprocess.PIPE, text=True)
-    try:
-        assert first.stdout.readline() == "running\n"
+    with _running_stand_in(tmp_path, b.file_prefix):
         with pytest.raises(LinkemuError, match="already running"):
             daemon.start(daemon.DaemonConfig(bed=b), binary=failing, ready_timeout=5)
         assert rt.exists() and page.exists(), "the running daemon's EAL files were removed"
-    finally:
-        first.kill()
-        first.wait()
-        first.stdout.close()
 
 
 def test_a_start_while_another_starts_is_refused(eal_files):
@@ -279,8 +289,6 @@ def test_shell_ends_a_command_that_ignores_sigterm_when_the_daemon_dies():
     """linkemud gone while COMMAND runs: COMMAND is ended. An interactive
     shell (linkemu shell's default COMMAND) ignores SIGTERM, so waiting for
     it after SIGTERM alone hung until the user left the shell."""
-    import subprocess
-    import sys
     code = ("from linkemu.cli import shell\n"
             "shell.END_GRACE_S = 0.5\n"
             "class Dead:\n"
@@ -357,7 +365,6 @@ def crashed_daemons_files(eal_files, monkeypatch):
 
 
 def _a_gone_pid() -> int:
-    import subprocess
     p = subprocess.Popen(["true"])
     p.wait()
     return p.pid
@@ -382,21 +389,9 @@ def test_up_leaves_a_live_daemons_files(crashed_daemons_files, tmp_path, capsys)
     """The bed's daemon runs (found by its EAL prefix; its pid file is
     stale): its files are live, and `up` neither removes them nor reserves
     pages on top of the ones it holds."""
-    import subprocess
-    import sys
     b, rt, huge, others, seen_by_ensure = crashed_daemons_files
-    fake = tmp_path / "stand-in" / "linkemud"
-    fake.parent.mkdir()
-    fake.write_text("import time\nprint('running', flush=True)\ntime.sleep(30)\n")
-    live = subprocess.Popen([sys.executable, str(fake), "-l", "1", "--file-prefix", b.file_prefix,
-                             "--", "--a2b", ""], stdout=subprocess.PIPE, text=True)
-    try:
-        assert live.stdout.readline() == "running\n"
+    with _running_stand_in(tmp_path, b.file_prefix):
         testbed.up(b)
-    finally:
-        live.kill()
-        live.wait()
-        live.stdout.close()
     assert rt.exists() and len(list(huge.glob(f"{b.file_prefix}map_*"))) == 3
     assert seen_by_ensure == []
     assert capsys.readouterr().err == ""
@@ -436,7 +431,6 @@ def test_a_second_ctrl_c_does_not_cut_short_a_failed_starts_cleanup(eal_files, m
     session of its own, ran on with its hugepages and the bed."""
     import os
     import signal
-    import sys
     from linkemu.bed.interrupts import interruptible
     from linkemu.daemon import daemon
     b, rt, page, _failing = eal_files

@@ -189,16 +189,22 @@ def test_down_after_crash_kills_orphan_daemon_and_dpdk_files(bed_up, tmp_path):
         p.stdout.close()
 
 
+def _kill9(pid: int) -> None:
+    """SIGKILL, as a crash: the daemon cleans nothing up. Waits (up to 5 s)
+    until the process is gone."""
+    os.kill(pid, 9)
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_down_after_daemon_kill9(bed_up, linkemud_bin):
     """A real linkemud killed with -9 leaves its EAL runtime dir and hugepage
     files (and, with af_xdp, possibly an XDP program); down removes them."""
     cp = linkemu("run", "--bed", BED, "--detach")
     assert cp.returncode == 0, cp.stderr
     pid = status()["daemon"]["pid"]
-    os.kill(pid, 9)
-    deadline = time.monotonic() + 5
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _kill9(pid)
     cp = linkemu("testbed", "down", "--bed", BED)
     assert cp.returncode == 0, cp.stderr
     assert leftovers(BED) == []
@@ -219,10 +225,7 @@ def test_up_after_daemon_kill9_frees_its_pages_first(bed_up, linkemud_bin):
     assert cp.returncode == 0, cp.stderr
     pid = status()["daemon"]["pid"]
     assert list(Path("/dev/hugepages").glob(f"{b.file_prefix}map_*")), "no hugepage files to leave"
-    os.kill(pid, 9)
-    deadline = time.monotonic() + 5
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _kill9(pid)
     cp = linkemu("testbed", "up", "--bed", BED)
     assert cp.returncode == 0, cp.stderr
     assert not list(Path("/dev/hugepages").glob(f"{b.file_prefix}map_*"))

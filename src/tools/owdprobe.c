@@ -4,8 +4,10 @@
  *   owdprobe send --dst 198.18.0.2 --port 9000 --ip-len 46 --pps 100000 --count 100000
  *
  * Start the receiver first and wait for its "ready" line on stdout; it ends
- * when --count distinct frames arrived, after --idle seconds without one, or
- * on SIGINT/SIGTERM, and prints one JSON summary line. The sender prints one
+ * when --count distinct frames arrived, after --idle seconds without one
+ * (--start-timeout before the first; other runs' frames, frames out of
+ * --count's range and foreign datagrams do not count), or on SIGINT/SIGTERM,
+ * and prints one JSON summary line. The sender prints one
  * JSON line with the rate it really achieved (achieved_pps: the frames of
  * every send call but the last, over the time from the first call's start
  * to the last call's start; 0 when there was a single call, see
@@ -809,6 +811,10 @@ static int cmd_recv(int argc, char **argv)
 	printf("ready %s:%" PRIu64 "\n", o.bind, o.port);
 	fflush(stdout);
 
+	/* The start timeout and the idle time run from the last frame of this
+	 * run (run id, sequence number in range), or from the start: stray
+	 * traffic (another run, a short or foreign datagram) must not keep
+	 * the receiver waiting for frames that will never come. */
 	int64_t last_activity = clock_ns(CLOCK_MONOTONIC);
 	int got_any = 0;
 	while (!g_stop && !(o.count && received >= o.count)) {
@@ -843,7 +849,7 @@ static int cmd_recv(int argc, char **argv)
 			break;
 		}
 		const int64_t user_now = clock_ns(CLOCK_REALTIME);
-		last_activity = clock_ns(CLOCK_MONOTONIC);
+		const int64_t batch_read_at = clock_ns(CLOCK_MONOTONIC);
 		for (int k = 0; k < n; k++) {
 			const uint8_t *p = bufs[k];
 			int64_t rx = user_now, kts = 0;
@@ -888,6 +894,7 @@ static int cmd_recv(int argc, char **argv)
 				out_of_range++;
 				continue;
 			}
+			last_activity = batch_read_at; /* a frame of this run, new or a copy */
 			if (seq >= bm_bits) {
 				uint64_t nb = bm_bits;
 				while (nb <= seq)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import subprocess
 import time
 
@@ -165,6 +166,61 @@ def test_owdprobe_achieved_rate_of_paced_single_frames(tools, udp_sink):
     assert s["calls"] == 3 and s["sent"] == 3, s
     assert s["achieved_pps"] == pytest.approx(2 / s["send_span_s"], rel=1e-3)
     assert abs(s["send_span_s"] - 0.02) <= s["lateness_ns"]["max"] / 1e9 + 1e-6, s
+
+
+def _free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _probe_frame(run_id: int, seq: int) -> bytes:
+    """owdprobe's 18-byte probe header: run id, sequence, send time."""
+    return struct.pack("<HQQ", run_id, seq, time.clock_gettime_ns(time.CLOCK_REALTIME))
+
+
+STRAY = [_probe_frame(6, 0),          # another run
+         b"\x05\x00\x01",              # this run's id, too short for a probe header
+         None]                        # this run, sequence out of --count's range (filled below)
+
+
+@pytest.mark.parametrize("own_frames", [0, 3])
+def test_owdprobe_recv_ends_despite_stray_traffic(tools, own_frames):
+    """A receiver of run 5 (--count 10) gets own_frames frames of its run,
+    then stray datagrams every 20 ms: another run's frame, a short one, one
+    of run 5 past --count. Only its own frames restart its clock, so it
+    ends --start-timeout (0.5 s) after it started (no frame of its run) or
+    --idle (0.3 s) after its last frame, while the stray traffic goes on
+    for 5 s. A receiver whose clock any datagram restarted (gaps of 20 ms)
+    could not end before the stray traffic stops."""
+    port = _free_udp_port()
+    recv = subprocess.Popen([str(tools["owdprobe"]), "recv", "--bind", "127.0.0.1", "--port",
+                             str(port), "--run-id", "5", "--count", "10", "--idle", "0.3",
+                             "--start-timeout", "0.5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        assert recv.stdout.readline().startswith("ready")
+        for seq in range(own_frames):
+            tx.sendto(_probe_frame(5, seq), ("127.0.0.1", port))
+        stray_sent, stray_until = 0, time.monotonic() + 5.0
+        while recv.poll() is None and time.monotonic() < stray_until:
+            for frame in STRAY:
+                tx.sendto(frame or _probe_frame(5, 1000), ("127.0.0.1", port))
+                stray_sent += 1
+            time.sleep(0.02)
+        assert recv.poll() is not None, "the receiver outlived 5 s of stray traffic"
+        out, err = recv.communicate(timeout=5)
+    finally:
+        tx.close()
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+    assert recv.returncode == 0, err
+    r = json.loads(out)
+    assert r["received"] == own_frames and r["lost"] == 10 - own_frames
+    # the stray frames it read (those still queued at its end were not)
+    assert 0 < r["foreign"] + r["out_of_range"] <= stray_sent
 
 
 @pytest.fixture

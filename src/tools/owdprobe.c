@@ -4,9 +4,14 @@
  *   owdprobe send --dst 198.18.0.2 --port 9000 --ip-len 46 --pps 100000 --count 100000
  *
  * Start the receiver first and wait for its "ready" line on stdout; it ends
- * when --count distinct frames arrived, after --idle seconds without one, or
- * on SIGINT/SIGTERM, and prints one JSON summary line. The sender prints one
- * JSON line with the rate it really achieved.
+ * when --count distinct frames arrived, after --idle seconds without one
+ * (--start-timeout before the first; other runs' frames, frames out of
+ * --count's range and foreign datagrams do not count), or on SIGINT/SIGTERM,
+ * and prints one JSON summary line. The sender prints one
+ * JSON line with the rate it really achieved (achieved_pps: the frames of
+ * every send call but the last, over the time from the first call's start
+ * to the last call's start; 0 when there was a single call, see
+ * achieved_rate()).
  *
  * Frame: UDP payload = IP length - 28 (20 B IP header, 8 B UDP header).
  *   bytes 0..1   run id (u16, little endian): the receiver ignores other runs
@@ -220,6 +225,29 @@ struct send_opts {
 	uint64_t spin_ns;
 };
 
+/* The rate the sender achieved, in frames per second: the frames handed to
+ * the kernel before the last send call started, over the time from the
+ * first call's start to the last call's start. Each call's frames thus
+ * count against the time until the next call starts, which is when they
+ * were really sent; the last call's frames, sent after the span ends, are
+ * left out. Counting them too (the sent - 1 frames of a pacer whose every
+ * call carries one frame) overstates a batched run: two calls of 64 frames
+ * gave 127 frames over the span of one call, twice the real rate. For
+ * single-frame calls this is the same (sent - 1) / span as before, so a
+ * paced run at its schedule reports the requested rate. Ending the span at
+ * the last call's end instead would overstate a paced run (2 frames at
+ * 10 pps: 2 frames in 0.1 s = 20 pps). With one call there is no span
+ * between call starts, so no rate: 0. */
+static double achieved_rate(uint64_t frames_before_last_call, int64_t first_call_start_ns,
+			    int64_t last_call_start_ns)
+{
+	const int64_t span_ns = last_call_start_ns - first_call_start_ns;
+
+	if (span_ns <= 0 || frames_before_last_call == 0)
+		return 0.0;
+	return (double)frames_before_last_call * 1e9 / (double)span_ns;
+}
+
 static int cmd_send(int argc, char **argv)
 {
 	struct send_opts o = {.port = 9000, .ip_len = 1500, .batch = 64, .cpu = -1, .run_id = 0,
@@ -393,7 +421,9 @@ static int cmd_send(int argc, char **argv)
 	const int64_t t0 = clock_ns(CLOCK_MONOTONIC) + 1000000;
 	const int64_t t_end = have_duration ? t0 + (int64_t)(o.duration * 1e9) : INT64_MAX;
 	uint64_t seq = 0, calls = 0, enobufs = 0, eagain = 0;
-	int64_t first_send = 0, last_send = 0;
+	/* Where the achieved rate is measured: see achieved_rate(). */
+	int64_t first_call_start = 0, last_call_start = 0;
+	uint64_t frames_before_last_call = 0;
 	int err = 0;
 	const char *err_what = NULL;
 
@@ -455,9 +485,10 @@ static int cmd_send(int argc, char **argv)
 		calls++;
 		const int64_t after = clock_ns(CLOCK_MONOTONIC);
 		le_hist_record(&per_call, (uint64_t)(after - now));
-		if (!first_send)
-			first_send = now;
-		last_send = now;
+		if (calls == 1)
+			first_call_start = now;
+		last_call_start = now;
+		frames_before_last_call = seq;
 		seq += done;
 		if (err || done < n)
 			break;
@@ -474,10 +505,8 @@ static int cmd_send(int argc, char **argv)
 		else
 			fprintf(stderr, PROG ": send: %s: %s\n", err_what, strerror(err));
 	}
-	/* Rate over the schedule actually covered: from the first frame's send
-	 * to the last frame's, counting the intervals between them. */
-	const double span = (double)(last_send - first_send) / 1e9;
-	const double achieved = seq > 1 && span > 0 ? (double)(seq - 1) / span : 0.0;
+	const double span = (double)(last_call_start - first_call_start) / 1e9;
+	const double achieved = achieved_rate(frames_before_last_call, first_call_start, last_call_start);
 	printf("{\"tool\": \"owdprobe\", \"mode\": \"send\", \"dst\": \"%s\", \"port\": %" PRIu64
 	       ", \"run_id\": %" PRIu64 ", \"ip_len\": %" PRIu64 ", \"udp_payload\": %zu, \"clock\": \"CLOCK_REALTIME\", "
 	       "\"cpu\": %ld, \"batch_max\": %u, \"spin_ns\": %" PRIu64 ",\n",
@@ -782,6 +811,10 @@ static int cmd_recv(int argc, char **argv)
 	printf("ready %s:%" PRIu64 "\n", o.bind, o.port);
 	fflush(stdout);
 
+	/* The start timeout and the idle time run from the last frame of this
+	 * run (run id, sequence number in range), or from the start: stray
+	 * traffic (another run, a short or foreign datagram) must not keep
+	 * the receiver waiting for frames that will never come. */
 	int64_t last_activity = clock_ns(CLOCK_MONOTONIC);
 	int got_any = 0;
 	while (!g_stop && !(o.count && received >= o.count)) {
@@ -816,7 +849,7 @@ static int cmd_recv(int argc, char **argv)
 			break;
 		}
 		const int64_t user_now = clock_ns(CLOCK_REALTIME);
-		last_activity = clock_ns(CLOCK_MONOTONIC);
+		const int64_t batch_read_at = clock_ns(CLOCK_MONOTONIC);
 		for (int k = 0; k < n; k++) {
 			const uint8_t *p = bufs[k];
 			int64_t rx = user_now, kts = 0;
@@ -861,6 +894,7 @@ static int cmd_recv(int argc, char **argv)
 				out_of_range++;
 				continue;
 			}
+			last_activity = batch_read_at; /* a frame of this run, new or a copy */
 			if (seq >= bm_bits) {
 				uint64_t nb = bm_bits;
 				while (nb <= seq)

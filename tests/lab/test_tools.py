@@ -4,6 +4,8 @@ owdprobe (over loopback in a private namespace) and noisefloor."""
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import subprocess
 import time
 
@@ -97,6 +99,128 @@ def test_noisefloor_runs(tools):
     assert sum(c for _lo, _hi, c in out["histogram"]) == out["reads"]
     over = out["gaps_over"]
     assert over["10us"] >= over["100us"] >= over["1ms"] >= 0
+
+
+@pytest.fixture
+def udp_sink():
+    """A plain UDP socket on 127.0.0.1 that takes whatever owdprobe sends
+    (so its connected socket gets no ICMP refusal); yields the port."""
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sink.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        sink.bind(("127.0.0.1", 0))
+        yield sink.getsockname()[1]
+    finally:
+        sink.close()
+
+
+def _send_to_sink(tool, port, *args):
+    cp = run(tool, "send", "--dst", "127.0.0.1", "--port", str(port), "--ip-len", "64", *args)
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout)
+
+
+def test_owdprobe_achieved_rate_of_two_batches(tools, udp_sink):
+    """--max, 128 frames in two calls of 64. The achieved rate is the 64
+    frames of the first call over the span from the first call's start
+    to the second's (owdprobe.c, achieved_rate()). That span holds the
+    whole first call, at least as long as the shorter of the two calls
+    (call_ns.min), and lies within the run (duration_s, from the schedule's
+    start to the end of the last call), so
+        64 / duration_s  <=  achieved_pps  <=  64 / call_ns.min.
+    Counting all 127 intervals against that span (the old rate) reported
+    about twice the upper bound: 2 calls of ~150 us each, 850 kpps against
+    a bound of 430 kpps. Hard inequalities from the definition, not a
+    timing tolerance: +0.05 for the printed rounding of the rate."""
+    s = _send_to_sink(tools["owdprobe"], udp_sink, "--max", "--count", "128", "--batch", "64")
+    assert s["sent"] == 128 and s["calls"] == 2 and s["mean_batch"] == 64, s
+    frames_before_last_call = 64
+    rate = s["achieved_pps"]
+    assert rate <= frames_before_last_call * 1e9 / s["call_ns"]["min"] + 0.05, s
+    assert rate >= frames_before_last_call / s["duration_s"] - 0.05, s
+    # The rates in bits are the same rate, per IP and per Ethernet (L1)
+    # frame (to the 0.05 pps the printed rate is rounded to).
+    assert s["achieved_ip_bps"] == pytest.approx(rate * 8 * 64, abs=0.05 * 8 * 64 + 1)
+    assert s["achieved_l1_bps"] == pytest.approx(rate * 8 * (64 + 38), abs=0.05 * 8 * 102 + 1)
+
+
+@pytest.mark.parametrize("args", [
+    ["--pps", "1000", "--count", "1"],                   # a single frame
+    ["--max", "--count", "64", "--batch", "64"],         # a single batch
+])
+def test_owdprobe_achieved_rate_of_one_call_is_zero(tools, udp_sink, args):
+    """One send call has no span between call starts to measure a rate
+    over: achieved_pps (and the rates in bits) are 0, not a division by
+    zero nor the rate of a span that holds no frame's departure."""
+    s = _send_to_sink(tools["owdprobe"], udp_sink, *args)
+    assert s["calls"] == 1 and s["send_span_s"] == 0, s
+    assert s["achieved_pps"] == 0 and s["achieved_ip_bps"] == 0 and s["achieved_l1_bps"] == 0
+
+
+def test_owdprobe_achieved_rate_of_paced_single_frames(tools, udp_sink):
+    """Paced, one frame per call: the rate is (sent - 1) / span, the
+    requested 100 pps within the schedule's lateness (frame i is due at
+    t0 + i/100: the span is 0.02 s within the first and last call's
+    lateness, lateness_ns.max; +1 us for the printed span)."""
+    s = _send_to_sink(tools["owdprobe"], udp_sink, "--pps", "100", "--count", "3")
+    assert s["calls"] == 3 and s["sent"] == 3, s
+    assert s["achieved_pps"] == pytest.approx(2 / s["send_span_s"], rel=1e-3)
+    assert abs(s["send_span_s"] - 0.02) <= s["lateness_ns"]["max"] / 1e9 + 1e-6, s
+
+
+def _free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _probe_frame(run_id: int, seq: int) -> bytes:
+    """owdprobe's 18-byte probe header: run id, sequence, send time."""
+    return struct.pack("<HQQ", run_id, seq, time.clock_gettime_ns(time.CLOCK_REALTIME))
+
+
+STRAY = [_probe_frame(6, 0),          # another run
+         b"\x05\x00\x01",              # this run's id, too short for a probe header
+         None]                        # this run, sequence out of --count's range (filled below)
+
+
+@pytest.mark.parametrize("own_frames", [0, 3])
+def test_owdprobe_recv_ends_despite_stray_traffic(tools, own_frames):
+    """A receiver of run 5 (--count 10) gets own_frames frames of its run,
+    then stray datagrams every 20 ms: another run's frame, a short one, one
+    of run 5 past --count. Only its own frames restart its clock, so it
+    ends --start-timeout (0.5 s) after it started (no frame of its run) or
+    --idle (0.3 s) after its last frame, while the stray traffic goes on
+    for 5 s. A receiver whose clock any datagram restarted (gaps of 20 ms)
+    could not end before the stray traffic stops."""
+    port = _free_udp_port()
+    recv = subprocess.Popen([str(tools["owdprobe"]), "recv", "--bind", "127.0.0.1", "--port",
+                             str(port), "--run-id", "5", "--count", "10", "--idle", "0.3",
+                             "--start-timeout", "0.5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        assert recv.stdout.readline().startswith("ready")
+        for seq in range(own_frames):
+            tx.sendto(_probe_frame(5, seq), ("127.0.0.1", port))
+        stray_sent, stray_until = 0, time.monotonic() + 5.0
+        while recv.poll() is None and time.monotonic() < stray_until:
+            for frame in STRAY:
+                tx.sendto(frame or _probe_frame(5, 1000), ("127.0.0.1", port))
+                stray_sent += 1
+            time.sleep(0.02)
+        assert recv.poll() is not None, "the receiver outlived 5 s of stray traffic"
+        out, err = recv.communicate(timeout=5)
+    finally:
+        tx.close()
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+    assert recv.returncode == 0, err
+    r = json.loads(out)
+    assert r["received"] == own_frames and r["lost"] == 10 - own_frames
+    # the stray frames it read (those still queued at its end were not)
+    assert 0 < r["foreign"] + r["out_of_range"] <= stray_sent
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ tool CPUs (cpus.tool_cpu_pair()), never on the CPU linkemud polls.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -35,6 +36,9 @@ SAMPLES_DTYPE = [("seq", "<u8"), ("send_ns", "<i8"), ("rx_ns", "<i8"), ("tos", "
                  ("flags", "u1"), ("pad", "V6")]
 DUPLICATE = 1
 IP_UDP_HEADERS = 28           # a UDP payload of P bytes is an IP packet of P + 28
+MODES = {"sender": "send", "receiver": "recv"}   # owdprobe's "mode" of each side
+STDERR_TAIL_LINES = 5         # of a failed side's stderr, in the error
+RECEIVER_START_GRACE_S = 5.0  # a receiver that did not say "ready": wait this long for its exit
 
 
 @dataclass
@@ -63,13 +67,26 @@ class ProbeSpec:
     def sender_seconds(self) -> float:
         return self.count / self.pps if self.pps else self.count / 1e5
 
+    def sender_wait_s(self) -> float:
+        """How long finish() waits for the sender: its schedule three
+        times over, and a minute for a slow start."""
+        return self.sender_seconds() * 3 + 60
+
+    def receiver_wait_s(self) -> float:
+        """How long finish() waits for the receiver once the sender is
+        done: it ends by itself within its idle time (start timeout, if
+        nothing arrived); two minutes more for a slow machine."""
+        return self.idle_s + self.start_timeout_s + 120
+
 
 class OwdRun:
     """One owdprobe run across the bed, in two steps: start() starts the
     receiver, waits for it, then starts the sender; finish() waits for both
     and returns {"sender": ..., "receiver": ...} with each side's JSON.
-    Either side failing raises LinkemuError with the tool's own message (bad
-    arguments: UsageError). kill() (or leaving a `with` block) stops both."""
+    Either side failing (an error exit, a timeout, output that is not its
+    JSON summary) raises LinkemuError naming the side, its exit status and
+    the tail of its stderr (bad arguments: UsageError). kill() (or leaving
+    a `with` block) stops both."""
 
     def __init__(self, bed: Bed, spec: ProbeSpec):
         self.bed, self.spec = bed, spec
@@ -105,11 +122,7 @@ class OwdRun:
         try:
             line = self.recv.stdout.readline()
             if not line.startswith("ready"):
-                self.recv.wait(5)
-                err = self.recv.stderr.read().strip()
-                if self.recv.returncode == 2:
-                    raise UsageError(err)
-                raise LinkemuError(f"owdprobe receiver did not start: {err}")
+                raise _start_failure(self.recv, line)
             # SO_TIMESTAMPNS turns the kernel's RX timestamps on through a
             # deferred static key: give it a moment before the first frame.
             time.sleep(0.05)
@@ -124,22 +137,9 @@ class OwdRun:
     def finish(self) -> dict:
         spec = self.spec
         try:
-            out, err = self.send.communicate(timeout=spec.sender_seconds() * 3 + 60)
-            if self.send.returncode == 2:
-                raise UsageError(err.strip())
-            try:
-                sender = json.loads(out)
-            except json.JSONDecodeError:
-                raise LinkemuError(f"owdprobe sender failed ({self.send.returncode}): "
-                                   f"{err.strip()}") from None
-            if self.send.returncode != 0:
-                raise LinkemuError(f"owdprobe sender failed: {sender.get('error')}: "
-                                   f"{err.strip()}")
-            out, err = self.recv.communicate(timeout=spec.idle_s + spec.start_timeout_s + 120)
-            if self.recv.returncode != 0:
-                raise LinkemuError(f"owdprobe receiver failed ({self.recv.returncode}): "
-                                   f"{err.strip()}")
-            return {"sender": sender, "receiver": json.loads(out)}
+            sender = _summary_of("sender", self.send, spec.sender_wait_s())
+            receiver = _summary_of("receiver", self.recv, spec.receiver_wait_s())
+            return {"sender": sender, "receiver": receiver}
         finally:
             self.kill()
 
@@ -158,6 +158,88 @@ class OwdRun:
 
     def __exit__(self, *exc) -> None:
         self.kill()
+
+
+def _summary_of(side: str, proc: subprocess.Popen, wait_s: float) -> dict:
+    """The JSON summary one side printed, once it ended by itself within
+    wait_s. Anything else is a LinkemuError naming the side, its exit
+    status and its stderr's tail: a run whose numbers cannot be trusted
+    must not come out as a json or subprocess traceback."""
+    try:
+        out, err = proc.communicate(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _out, err = proc.communicate()
+        raise LinkemuError(f"owdprobe {side} did not end within {wait_s:g} s (killed): "
+                           f"{_stderr_tail(err)}") from None
+    if proc.returncode == 2:
+        raise UsageError(err.strip())
+    summary = _parse_summary(side, out)
+    if summary is None:
+        raise LinkemuError(f"owdprobe {side} printed no JSON summary ({_exit_status(proc.returncode)}"
+                           f", stdout {_excerpt(out)}): {_stderr_tail(err)}")
+    if proc.returncode != 0:
+        raise LinkemuError(f"owdprobe {side} failed ({_exit_status(proc.returncode)}): "
+                           f"{summary.get('error')}: {_stderr_tail(err)}")
+    return summary
+
+
+def _parse_summary(side: str, out: str) -> dict | None:
+    """owdprobe's summary of this side, or None if out is not one: not
+    JSON (garbage, or cut short by a kill: the object never closes), or
+    JSON that is not owdprobe's summary of this side (whose fields the
+    callers would miss as KeyErrors)."""
+    try:
+        summary = json.loads(out)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(summary, dict) or summary.get("tool") != "owdprobe" \
+            or summary.get("mode") != MODES[side]:
+        return None
+    return summary
+
+
+def _start_failure(recv: subprocess.Popen, line: str) -> LinkemuError:
+    """The error for a receiver whose first line was not "ready": bad
+    arguments (UsageError), or what it printed and said. One still running
+    after RECEIVER_START_GRACE_S (it printed something else and went on)
+    is killed, not waited for."""
+    try:
+        recv.wait(RECEIVER_START_GRACE_S)
+        status = _exit_status(recv.returncode)
+    except subprocess.TimeoutExpired:
+        recv.kill()
+        recv.wait()
+        status = f"still running after {RECEIVER_START_GRACE_S:g} s, killed"
+    err = recv.stderr.read()
+    if recv.returncode == 2:
+        return UsageError(err.strip())
+    said = f"printed {_excerpt(line)} instead of 'ready'" if line else "printed nothing"
+    return LinkemuError(f"owdprobe receiver did not start ({status}; {said}): {_stderr_tail(err)}")
+
+
+def _exit_status(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def _stderr_tail(err: str) -> str:
+    """The last lines of a side's stderr: its own last words say why."""
+    lines = err.strip().splitlines()
+    return " / ".join(lines[-STDERR_TAIL_LINES:]) if lines else "(nothing on stderr)"
+
+
+def _excerpt(text: str, limit: int = 120) -> str:
+    """A short quote of what a side printed, its end kept (a cut summary
+    shows where it stopped)."""
+    text = text.strip()
+    if not text:
+        return "empty"
+    return repr(text if len(text) <= limit else "..." + text[-limit:])
 
 
 def probe(bed: Bed, spec: ProbeSpec) -> dict:

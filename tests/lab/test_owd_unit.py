@@ -125,6 +125,7 @@ def start_with(monkeypatch):
     monkeypatch.setattr(owd, "tool_cpu_pair", lambda: (None, None))
     monkeypatch.setattr(owd.netns, "ns_exec_argv", lambda ns, cmd, cpus=None: cmd)
     monkeypatch.setattr(owd, "RECEIVER_START_GRACE_S", 0.5)
+    monkeypatch.setattr(owd, "RECEIVER_READY_WAIT_S", 1.0)
 
     def start(recv_script: str) -> None:
         recv = [sys.executable, "-c", "import sys, time\n" + recv_script]
@@ -149,3 +150,12 @@ def test_receiver_that_exits_silently(start_with):
         start_with("sys.exit(1)")
     assert str(e.value) == ("owdprobe receiver did not start (exit status 1; printed nothing): "
                             "(nothing on stderr)")
+
+
+def test_receiver_that_hangs_before_saying_anything(start_with):
+    """Nothing on stdout, still running: its first line was waited for for
+    ever (readline). Now it is killed after the wait, and named."""
+    with pytest.raises(LinkemuError) as e:
+        start_with("time.sleep(60)")
+    assert "owdprobe receiver did not start (still running after 0.5 s, killed; printed " \
+           "nothing)" in str(e.value)

@@ -15,6 +15,7 @@ tool CPUs (cpus.tool_cpu_pair()), never on the CPU linkemud polls.
 from __future__ import annotations
 
 import json
+import select
 import signal
 import subprocess
 import time
@@ -39,6 +40,7 @@ IP_UDP_HEADERS = 28           # a UDP payload of P bytes is an IP packet of P + 
 MODES = {"sender": "send", "receiver": "recv"}   # owdprobe's "mode" of each side
 STDERR_TAIL_LINES = 5         # of a failed side's stderr, in the error
 RECEIVER_START_GRACE_S = 5.0  # a receiver that did not say "ready": wait this long for its exit
+RECEIVER_READY_WAIT_S = 10.0  # for its "ready" line (it binds a socket: milliseconds)
 
 
 @dataclass
@@ -120,7 +122,7 @@ class OwdRun:
         self.recv = subprocess.Popen(netns.ns_exec_argv(rx_ns, recv_cmd, cpus=rcv_cpus),
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            line = self.recv.stdout.readline()
+            line = _first_line(self.recv, RECEIVER_READY_WAIT_S)
             if not line.startswith("ready"):
                 raise _start_failure(self.recv, line)
             # SO_TIMESTAMPNS turns the kernel's RX timestamps on through a
@@ -197,6 +199,13 @@ def _parse_summary(side: str, out: str) -> dict | None:
             or summary.get("mode") != MODES[side]:
         return None
     return summary
+
+
+def _first_line(p: subprocess.Popen, wait_s: float) -> str:
+    """The first line p prints, or "" if it prints none within wait_s (a
+    receiver stuck before its "ready" line blocked readline() for ever)."""
+    ready, _, _ = select.select([p.stdout], [], [], wait_s)
+    return p.stdout.readline() if ready else ""
 
 
 def _start_failure(recv: subprocess.Popen, line: str) -> LinkemuError:

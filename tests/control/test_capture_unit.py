@@ -384,3 +384,26 @@ def test_sigterm_stops_the_dumpcaps_and_writes_the_file(tmp_path):
 def test_a_second_ctrl_c_while_stopping_leaves_nothing_behind(tmp_path):
     _check_stopped_and_written(*_run_and_signal(tmp_path, [signal.SIGINT, signal.SIGINT],
                                                 exit_delay=1.0))
+
+
+@pytest.mark.parametrize("words", [["--duration", "nan"], ["-s", "-5"]])
+def test_cli_refuses_numbers_it_would_misuse(words, capsys):
+    """--duration nan passed `duration <= 0` and then never stopped the
+    capture (time >= nan is never true); -s -5 reached dumpcap, whose
+    strtoul reads it as 4294967291 (no cut at all)."""
+    from linkemu.cli import main as cli
+    with pytest.raises(SystemExit) as e:
+        cli.build_parser().parse_args(["capture", "-w", "x.pcapng"] + words)
+    assert e.value.code == 2
+    assert words[1] in capsys.readouterr().err
+
+
+def test_snaplen_0_means_whole_frames():
+    """-s 0 means whole frames (tcpdump, dumpcap); dropping it left
+    dpdk-dumpcap's default (2176 bytes) cutting longer frames. It cannot
+    go to dumpcap as 0 either: libpcap compiles no filter for a snap length
+    of 0 ('snaplen of 0 rejects all packets'), and there is always one."""
+    argv = capture.build_argv("dpdk-dumpcap", "linkemu-lc", 1, "/tmp/o.pcapng", snaplen=0)
+    assert argv[argv.index("-s") + 1] == "262144"          # libpcap's MAXIMUM_SNAPLEN
+    argv = capture.build_argv("dpdk-dumpcap", "linkemu-lc", 1, "/tmp/o.pcapng", snaplen=96)
+    assert argv[argv.index("-s") + 1] == "96"

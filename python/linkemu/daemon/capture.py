@@ -54,6 +54,7 @@ from linkemu.errors import LinkemuError, UsageError
 DUMPCAP = "dpdk-dumpcap"
 READY_TIMEOUT_S = 30.0
 STOP_GRACE_S = 10.0
+WHOLE_FRAME_SNAPLEN = 262144     # libpcap's MAXIMUM_SNAPLEN: what -s 0 means to tcpdump
 
 # --- pcapng ------------------------------------------------------------------------
 #
@@ -323,8 +324,10 @@ def build_argv(dumpcap: str, file_prefix: str, port: int, out: str,
     argv += ["-p", "-n", "-w", out]
     if count:
         argv += ["-c", str(count)]
-    if snaplen:
-        argv += ["-s", str(snaplen)]
+    if snaplen is not None:
+        # 0: whole frames. Not passed as 0: libpcap compiles no filter for
+        # a snap length of 0 ("snaplen of 0 rejects all packets").
+        argv += ["-s", str(snaplen or WHOLE_FRAME_SNAPLEN)]
     if bpf:
         argv += ["-f", bpf]
     cpus = tool_cpus()

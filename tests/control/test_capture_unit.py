@@ -6,9 +6,14 @@ mapping, dumpcap's command line, and what is done with the file afterwards."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import struct
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -290,3 +295,115 @@ def test_merge_shares_interfaces_only_on_the_same_clock(tmp_path):
     pc = capture.read_pcapng(out)
     assert len(pc.interfaces) == 2
     assert [(p.interface, p.ts_ns) for p in pc.packets] == [(0, 5), (1, 1_000_000_003)]
+
+
+# --- stopping: Ctrl-C, a second one, SIGTERM ----------------------------------------------
+
+FAKE_DUMPCAP = Path(__file__).resolve().parent / "fakedumpcap.py"
+PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
+
+# `linkemu capture`'s own code (cli.capture.cmd_capture) with a fake
+# dumpcap and a bed that needs no namespaces, in a process of its own to
+# signal, as a shell or `timeout` would.
+_RUNNER = r"""
+import sys, types
+from linkemu.bed import testbed
+from linkemu.cli import main as cli
+from linkemu.daemon import capture
+capture.find_dumpcap = lambda: sys.argv[1]
+capture.tool_cpus = lambda: None
+capture.sender_mac = lambda bed, direction: "02:00:00:00:00:01"
+testbed.bed_for = lambda name: types.SimpleNamespace(name=name, file_prefix="linkemu-" + name)
+sys.exit(cli.main(["capture", "--bed", "fk", "--file-prefix", "x", "--port", "both",
+                   "-w", sys.argv[2]]))
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _run_and_signal(tmp_path, signals, exit_delay: float = 0.0):
+    """Run a capture, send `signals` to it once both dumpcaps capture (0.3
+    s apart); returns (exit code, stderr, output file, pids of the
+    dumpcaps it started)."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    out = tmp_path / "cap" / "x.pcapng"
+    out.parent.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), FAKEDUMPCAP_PIDS=str(pids),
+               FAKEDUMPCAP_EXIT_DELAY=str(exit_delay))
+    p = subprocess.Popen([sys.executable, "-c", _RUNNER, str(FAKE_DUMPCAP), str(out)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started: list[int] = []
+    try:
+        deadline = time.monotonic() + 20
+        while len(started) < 2 and time.monotonic() < deadline:
+            started = [int(f.name) for f in pids.iterdir()]
+            time.sleep(0.02)
+        assert len(started) == 2, p.stderr.read() if p.poll() is not None else "no dumpcaps"
+        time.sleep(0.2)                   # both say "Packets captured"
+        for s in signals:
+            p.send_signal(s)
+            time.sleep(0.3)
+        _out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for pid in started:               # whatever it left behind
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    return p.returncode, err, out, started
+
+
+def _check_stopped_and_written(rc, err, out, started):
+    assert not [pid for pid in started if _alive(pid)], "dumpcap left running"
+    assert sorted(f.name for f in out.parent.iterdir()) == ["x.pcapng"], "files left behind"
+    assert rc == 0, err
+    pc = capture.read_pcapng(out)
+    assert len(pc.packets) == 10 and len(pc.stats) == 2
+
+
+def test_ctrl_c_stops_the_dumpcaps_and_writes_the_file(tmp_path):
+    _check_stopped_and_written(*_run_and_signal(tmp_path, [signal.SIGINT]))
+
+
+def test_sigterm_stops_the_dumpcaps_and_writes_the_file(tmp_path):
+    """`timeout 60 linkemu capture ...`, or a kill: dumpcap runs in a session
+    of its own (no terminal's SIGINT reaches it), so if SIGTERM just ends
+    linkemu, the dumpcaps go on forever with their callbacks in linkemud,
+    writing hidden files no one reads."""
+    _check_stopped_and_written(*_run_and_signal(tmp_path, [signal.SIGTERM]))
+
+
+def test_a_second_ctrl_c_while_stopping_leaves_nothing_behind(tmp_path):
+    _check_stopped_and_written(*_run_and_signal(tmp_path, [signal.SIGINT, signal.SIGINT],
+                                                exit_delay=1.0))
+
+
+@pytest.mark.parametrize("words", [["--duration", "nan"], ["-s", "-5"]])
+def test_cli_refuses_numbers_it_would_misuse(words, capsys):
+    """--duration nan passed `duration <= 0` and then never stopped the
+    capture (time >= nan is never true); -s -5 reached dumpcap, whose
+    strtoul reads it as 4294967291 (no cut at all)."""
+    from linkemu.cli import main as cli
+    with pytest.raises(SystemExit) as e:
+        cli.build_parser().parse_args(["capture", "-w", "x.pcapng"] + words)
+    assert e.value.code == 2
+    assert words[1] in capsys.readouterr().err
+
+
+def test_snaplen_0_means_whole_frames():
+    """-s 0 means whole frames (tcpdump, dumpcap); dropping it left
+    dpdk-dumpcap's default (2176 bytes) cutting longer frames. It cannot
+    go to dumpcap as 0 either: libpcap compiles no filter for a snap length
+    of 0 ('snaplen of 0 rejects all packets'), and there is always one."""
+    argv = capture.build_argv("dpdk-dumpcap", "linkemu-lc", 1, "/tmp/o.pcapng", snaplen=0)
+    assert argv[argv.index("-s") + 1] == "262144"          # libpcap's MAXIMUM_SNAPLEN
+    argv = capture.build_argv("dpdk-dumpcap", "linkemu-lc", 1, "/tmp/o.pcapng", snaplen=96)
+    assert argv[argv.index("-s") + 1] == "96"

@@ -365,3 +365,21 @@ def test_telemetry_query(short_dir):
     assert r == {"/linkemu/stats": {"directions": {"a2b": {"rx": 5}}}}
     with pytest.raises(ControlError, match="no DPDK telemetry socket"):
         control.telemetry_query(os.path.join(short_dir, "none"), "/linkemu/stats")
+
+
+@pytest.mark.parametrize("st", [
+    {"directions": []},
+    {"directions": {"a2b": "x"}},
+    {"uptime_s": None, "directions": {}},
+    {"directions": {"a2b": {"rx": 1, "tx": 1, "dropped": None}}},
+    {"directions": {"a2b": {"rx": "10", "tx": 1}}},
+    {"directions": {"a2b": {"rx": 1, "tx": 1, "classes": [{}, {}]}}},
+])
+@pytest.mark.parametrize("argv", [["ctl", "--bed", "fk", "stats"],
+                                  ["stats", "--bed", "fk", "--once", "--interval", "0.01"]])
+def test_cli_malformed_stats_reply_is_an_error_not_a_traceback(fake_bed, capsys, st, argv):
+    """A stats object not shaped as docs/control.md says (another program on
+    the socket, a daemon of another version) is named, exit 1."""
+    fake_bed.command = lambda line: {"ok": True, "stats": json.loads(json.dumps(st))}
+    assert cli.main(argv) == 1
+    assert "stats reply" in capsys.readouterr().err

@@ -52,3 +52,26 @@ def test_removed_classes_line_only_when_they_counted():
     d = DirectionCounters.from_json(busy)
     assert d.ended_classes is not None and (d.ended_classes.rx, d.ended_classes.tx) == (7, 4)
     assert DirectionCounters.from_json(_direction(None)).ended_classes is None
+
+
+def _final(d: dict) -> dict:
+    return {"version": "0.1.0", "layout": "single", "lcores": 1, "seed": 1, "uptime_s": 2.0,
+            "directions": {"a2b": d, "b2a": dict(_direction(None), in_flight_at_reset=0)},
+            "conserved": True}
+
+
+def test_frames_in_flight_at_a_reset_keep_the_books():
+    """After `reset stats` with 30 frames held by a 100 ms delay, those 30
+    leave (tx) without having been received since the reset: the daemon's
+    law is rx + dup + injected + in_flight_at_reset == tx + dropped +
+    in_flight (docs/control.md, "The books"), and it says conserved."""
+    d = dict(_direction(None), rx=100, tx=130, in_flight=0, in_flight_at_reset=30)
+    assert summary.conservation_problems(_final(d)) == []
+    assert "conservation (rx + dup = tx + dropped + in flight): yes" in summary.format_final(_final(d))
+    from linkemu.daemon.counters import FinalReport
+    assert FinalReport.from_final(_final(d)).ok
+    # A frame really missing is still found, with the reset's frames in the sum.
+    bad = dict(d, tx=129)
+    assert summary.conservation_problems(_final(bad)) == [
+        "a2b: rx 100 + dup 0 + injected 0 + in flight at reset 30 != tx 129 + dropped 0 "
+        "+ in_flight 0 (off by 1)"]

@@ -8,7 +8,7 @@ import sys
 
 from linkemu.bed import testbed
 from linkemu.bed.testbed import DEFAULT_BED
-from linkemu.cli.common import err
+from linkemu.cli.common import err, seconds
 from linkemu.daemon import capture
 from linkemu.errors import LinkemuError
 
@@ -46,6 +46,18 @@ def cmd_capture(a: argparse.Namespace) -> int:
     return 0
 
 
+def _snaplen(text: str) -> int:
+    """An argparse type: 0 (no limit) or a byte count. dpdk-dumpcap reads -s
+    with strtoul, which takes '-5' as 4294967291 rather than refusing it."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v <= 0xFFFFFFFF:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a snap length in bytes (0 or more)")
+    return v
+
+
 def register(sub) -> None:
     """Add capture to the main parser."""
     k = sub.add_parser("capture", help="record frames on linkemud's ports (dpdk-dumpcap) "
@@ -54,14 +66,16 @@ def register(sub) -> None:
     k.add_argument("-w", "--write", required=True, metavar="FILE.pcapng")
     k.add_argument("-c", "--count", type=int, default=None, metavar="N",
                    help="stop after N frames (per port with --port both)")
-    k.add_argument("--duration", type=float, default=None, metavar="S",
+    k.add_argument("--duration", type=seconds, default=None, metavar="S",
                    help="stop after S seconds of capture")
     k.add_argument("--dir", choices=capture.DIR_CHOICES, default="a2b",
                    help="which direction's frames (default: a2b)")
     k.add_argument("--port", choices=capture.PORT_CHOICES, default="out",
                    help="in: as they enter linkemud; out: as the link delivers them "
                         "(default); both")
-    k.add_argument("-s", "--snaplen", type=int, default=None, metavar="BYTES")
+    k.add_argument("-s", "--snaplen", type=_snaplen, default=None, metavar="BYTES",
+                   help="keep at most BYTES of each frame (0: whole frames; default: "
+                        "dpdk-dumpcap's, 2176)")
     k.add_argument("-f", "--filter", default=None, metavar="BPF",
                    help="an extra capture filter in libpcap syntax")
     k.add_argument("--json", action="store_true")

@@ -48,11 +48,13 @@ from pcapng.exceptions import PcapngException
 
 from linkemu.bed import netns
 from linkemu.bed.cpus import tool_cpus
+from linkemu.bed.interrupts import interruptible, shielded
 from linkemu.errors import LinkemuError, UsageError
 
 DUMPCAP = "dpdk-dumpcap"
 READY_TIMEOUT_S = 30.0
 STOP_GRACE_S = 10.0
+WHOLE_FRAME_SNAPLEN = 262144     # libpcap's MAXIMUM_SNAPLEN: what -s 0 means to tcpdump
 
 # --- pcapng ------------------------------------------------------------------------
 #
@@ -218,14 +220,18 @@ def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLik
     packets.sort(key=lambda x: x[:3])
     stats = [(blk, base[i]) for i, f in enumerate(files) for blk in f.stats]
     tmp = Path(str(path) + ".tmp")
-    with open(tmp, "wb") as out, warnings.catch_warnings():
-        warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
-        w = FileWriter(out, shb)
-        for _ts, i, _n, blk in packets:
-            w.write_block(_copy(shb, blk, interface_id=blk.interface_id + base[i]))
-        for blk, b in stats:
-            w.write_block(_copy(shb, blk, interface_id=blk.interface_id + b))
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as out, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
+            w = FileWriter(out, shb)
+            for _ts, i, _n, blk in packets:
+                w.write_block(_copy(shb, blk, interface_id=blk.interface_id + base[i]))
+            for blk, b in stats:
+                w.write_block(_copy(shb, blk, interface_id=blk.interface_id + b))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)     # no half-written file left beside the capture
+        raise
 
 
 def ipv4_info(frame: bytes) -> dict | None:
@@ -318,8 +324,10 @@ def build_argv(dumpcap: str, file_prefix: str, port: int, out: str,
     argv += ["-p", "-n", "-w", out]
     if count:
         argv += ["-c", str(count)]
-    if snaplen:
-        argv += ["-s", str(snaplen)]
+    if snaplen is not None:
+        # 0: whole frames. Not passed as 0: libpcap compiles no filter for
+        # a snap length of 0 ("snaplen of 0 rejects all packets").
+        argv += ["-s", str(snaplen or WHOLE_FRAME_SNAPLEN)]
     if bpf:
         argv += ["-f", bpf]
     cpus = tool_cpus()
@@ -366,17 +374,22 @@ class _Dumpcap:
     """One dpdk-dumpcap process; knows when it captures (it writes
     "Packets captured: " to stderr once its callbacks run in the daemon)."""
 
-    def __init__(self, argv: list[str], port: int, out: Path):
+    def __init__(self, argv: list[str], port: int, out: Path, started: list | None = None):
+        """started: the list this dumpcap joins as soon as it runs, so that
+        an interrupt that comes while it starts still finds it to stop."""
         self.argv, self.port, self.out = argv, port, out
+        self.err: list[bytes] = []
+        self.ready = threading.Event()
+        self.threads: list[threading.Thread] = []
         out.unlink(missing_ok=True)   # dumpcap opens without O_TRUNC
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, start_new_session=True)
-        self.err: list[bytes] = []
-        self.ready = threading.Event()
-        self.threads = [threading.Thread(target=self._pump_stderr, daemon=True),
-                        threading.Thread(target=self._drain_stdout, daemon=True)]
-        for t in self.threads:
+        if started is not None:
+            started.append(self)
+        for target in (self._pump_stderr, self._drain_stdout):
+            t = threading.Thread(target=target, daemon=True)
             t.start()
+            self.threads.append(t)
 
     def _pump_stderr(self) -> None:
         seen = b""
@@ -427,7 +440,21 @@ def capture(bed, out: str | os.PathLike, count: int | None = None, port: str = "
     capture is running, or when stop_event is set / on Ctrl-C
     (KeyboardInterrupt), whichever comes first. on_ready() is called once
     every dumpcap captures. by_direction=False keeps both directions of the
-    chosen ports."""
+    chosen ports.
+
+    SIGTERM and SIGHUP stop it as Ctrl-C does (the file is written), and
+    stopping the dumpcaps is not cut short by a second one: each runs in a
+    session of its own, so nothing but us would ever stop it."""
+    if threading.current_thread() is not threading.main_thread():
+        return _capture(bed, out, count, port, direction, duration, snaplen, user_filter,
+                        file_prefix, by_direction, ready_timeout, on_ready, stop_event)
+    with interruptible():
+        return _capture(bed, out, count, port, direction, duration, snaplen, user_filter,
+                        file_prefix, by_direction, ready_timeout, on_ready, stop_event)
+
+
+def _capture(bed, out, count, port, direction, duration, snaplen, user_filter, file_prefix,
+             by_direction, ready_timeout, on_ready, stop_event) -> CaptureResult:
     if count is not None and count <= 0:
         raise UsageError("-c must be at least 1")
     if duration is not None and duration <= 0:
@@ -445,8 +472,8 @@ def capture(bed, out: str | os.PathLike, count: int | None = None, port: str = "
     try:
         for p, _d in plan:
             tmp = out.with_name(f".{out.name}.port{p}")
-            caps.append(_Dumpcap(build_argv(dumpcap, prefix, p, str(tmp), count, snaplen, bpf),
-                                 p, tmp))
+            _Dumpcap(build_argv(dumpcap, prefix, p, str(tmp), count, snaplen, bpf), p, tmp,
+                     caps)
         deadline = time.monotonic() + ready_timeout
         while not all(c.ready.is_set() for c in caps):
             if any(c.proc.poll() is not None and not c.ready.is_set() for c in caps):
@@ -470,24 +497,26 @@ def capture(bed, out: str | os.PathLike, count: int | None = None, port: str = "
     except KeyboardInterrupt:
         pass
     finally:
-        for c in caps:            # all at once: the ports' captures end together
-            c.interrupt()
-        for c in caps:
-            c.stop()
-        elapsed = time.monotonic() - t_start
-        failed = [c for c in caps if c.proc.returncode not in (0, -signal.SIGINT, 130)
-                  or not c.ready.is_set()]
-        if failed:
+        with shielded():
+            for c in caps:        # all at once: the ports' captures end together
+                c.interrupt()
             for c in caps:
-                c.out.unlink(missing_ok=True)
+                c.stop()
+            elapsed = time.monotonic() - t_start
+            failed = [c for c in caps if c.proc.returncode not in (0, -signal.SIGINT, 130)
+                      or not c.ready.is_set()]
+            if failed:
+                for c in caps:
+                    c.out.unlink(missing_ok=True)
     if failed:
         c = failed[0]
         raise LinkemuError(_explain_failure(c.proc.returncode, c.stderr, prefix))
     try:
         return _finish(out, caps, plan, count, bpf, elapsed, by_direction)
     finally:
-        for c in caps:
-            c.out.unlink(missing_ok=True)
+        with shielded():
+            for c in caps:
+                c.out.unlink(missing_ok=True)
 
 
 def _finish(out: Path, caps, plan, count, bpf, elapsed, by_direction: bool) -> CaptureResult:

@@ -282,6 +282,10 @@ class ControlClient:
         st = r.get("stats")
         if not isinstance(st, dict):
             raise ControlError(f"linkemud's stats reply has no \"stats\" object: {r}")
+        problem = stats_shape_problem(st)
+        if problem:
+            raise ControlError(f"linkemud's stats reply is not shaped as docs/control.md "
+                               f"says: {problem}")
         return st
 
     def reset_stats(self) -> dict:
@@ -307,6 +311,50 @@ class ControlClient:
             return True
         self._buf += chunk
         return False
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# What the views (ctl stats, stats --watch, the summary) read of a
+# direction and of each class: counters that must be numbers when present.
+_DIRECTION_COUNTS = ("rx", "tx", "rx_bytes", "tx_bytes", "in_flight", "dropped_total", "dup",
+                     "injected")
+_CLASS_COUNTS = ("rx", "tx", "in_flight")
+
+
+def stats_shape_problem(st: dict) -> str | None:
+    """Why a `stats` object cannot be shown (None if it can): the fields
+    the views read have the types docs/control.md gives them."""
+    for key in ("uptime_s", "time_ns"):
+        if key in st and not _is_num(st[key]):
+            return f"\"{key}\" is {st[key]!r}, not a number"
+    dirs = st.get("directions", {})
+    if not isinstance(dirs, dict):
+        return f"\"directions\" is {type(dirs).__name__}, not an object"
+    for name, d in dirs.items():
+        if not isinstance(d, dict):
+            return f"direction {name!r} is {type(d).__name__}, not an object"
+        for key in _DIRECTION_COUNTS:
+            if key in d and not _is_num(d[key]):
+                return f"{name}: \"{key}\" is {d[key]!r}, not a number"
+        for key in ("dropped", "events", "emulation_error_ns", "before_rx", "after_tx",
+                    "port_xstats", "ended_classes"):
+            if key in d and d[key] is not None and not isinstance(d[key], dict):
+                return f"{name}: \"{key}\" is {d[key]!r}, not an object"
+        if "dropped" in d and d["dropped"] is None:
+            return f"{name}: \"dropped\" is null, not an object"
+        if not all(_is_num(v) for v in (d.get("dropped") or {}).values()):
+            return f"{name}: a drop count is not a number: {d['dropped']!r}"
+        classes = d.get("classes") or []
+        if not isinstance(classes, list):
+            return f"{name}: \"classes\" is {type(classes).__name__}, not a list"
+        for c in classes:
+            if not isinstance(c, dict) or "name" not in c or \
+                    not all(_is_num(c.get(k)) for k in _CLASS_COUNTS):
+                return f"{name}: a class without its name and counters: {c!r}"
+    return None
 
 
 def set_line(direction: str, grammar: str, at_ns: int | None = None) -> str:

@@ -130,3 +130,22 @@ def test_a_second_ctrl_c_does_not_cut_short_the_apis_cleanup():
                         timeout=60, cwd=REPO, env={"PYTHONPATH": str(REPO / "python"),
                                                   "PATH": "/usr/bin:/bin"})
     assert "CLEANED UP" in cp.stdout and cp.returncode == 0, cp.stderr[-2000:]
+
+
+def test_off_the_main_thread_both_guards_are_no_ops():
+    # signal.signal() raises ValueError off the main thread: a capture or a
+    # daemon start from an API user's thread must still run.
+    import threading
+    from linkemu.bed.interrupts import interruptible, shielded
+    ran, errors = [], []
+
+    def body():
+        try:
+            with shielded(), interruptible():
+                ran.append(True)
+        except Exception as e:          # noqa: BLE001 - reported below
+            errors.append(e)
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    assert ran == [True] and errors == []

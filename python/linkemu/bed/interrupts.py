@@ -19,9 +19,19 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+def _in_main_thread() -> bool:
+    # Python runs signal handlers in the main thread only, and
+    # signal.signal() refuses the others.
+    return threading.current_thread() is threading.main_thread()
+
+
 @contextlib.contextmanager
 def interruptible():
-    """Within: SIGTERM/SIGHUP behave like Ctrl-C (KeyboardInterrupt)."""
+    """Within: SIGTERM/SIGHUP behave like Ctrl-C (KeyboardInterrupt).
+    Off the main thread, which no signal reaches, it changes nothing."""
+    if not _in_main_thread():
+        yield
+        return
     old = {s: signal.getsignal(s) for s in _SIGNALS}
     signal.signal(signal.SIGTERM, _raise_interrupt)
     signal.signal(signal.SIGHUP, _raise_interrupt)
@@ -41,7 +51,7 @@ def shielded():
     handlers in the main thread only, and signal.signal() refuses other
     threads): cleanup there, e.g. daemon.start() called from an API
     user's thread, just runs."""
-    if threading.current_thread() is not threading.main_thread():
+    if not _in_main_thread():
         yield
         return
     old = {s: signal.getsignal(s) for s in _SIGNALS}

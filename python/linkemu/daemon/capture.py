@@ -445,9 +445,6 @@ def capture(bed, out: str | os.PathLike, count: int | None = None, port: str = "
     SIGTERM and SIGHUP stop it as Ctrl-C does (the file is written), and
     stopping the dumpcaps is not cut short by a second one: each runs in a
     session of its own, so nothing but us would ever stop it."""
-    if threading.current_thread() is not threading.main_thread():
-        return _capture(bed, out, count, port, direction, duration, snaplen, user_filter,
-                        file_prefix, by_direction, ready_timeout, on_ready, stop_event)
     with interruptible():
         return _capture(bed, out, count, port, direction, duration, snaplen, user_filter,
                         file_prefix, by_direction, ready_timeout, on_ready, stop_event)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The long-fat-pipe study's congestion avoidance (REFERENCES.md §D) as a
- * BPF struct_ops TCP congestion control. One source, two algorithms:
+/* The long-fat-pipe study's congestion avoidance (Amagai et al., NTT:
+ * python/linkemu/lab/published.py, LFP_SOURCE) as a BPF struct_ops TCP
+ * congestion control. One source, two algorithms:
  *
  *   lfp_fixed  (-DLFP_ADAPTIVE=0)  x = 2, y = 8 always: 4.3BSD-Reno's rules
  *   lfp_adapt  (-DLFP_ADAPTIVE=1)  x and y steered by the stall measure S

@@ -1,6 +1,7 @@
 /* ttcp: memory-to-memory TCP throughput, after the long-fat-pipe study's
- * rttcp (REFERENCES.md §D): one stream, fixed-size writes, a window to
- * enforce, and the sender's TCP_INFO sampled over time.
+ * rttcp (python/linkemu/lab/published.py, LFP_SOURCE): one stream,
+ * fixed-size writes, a window to enforce, and the sender's TCP_INFO
+ * sampled over time.
  *
  *   ttcp recv --bind 198.18.0.2 [--port 5001] [--window 64k]
  *   ttcp send --dst 198.18.0.2 [--port 5001] [--len 4k] [--count 20000 | --seconds S]

@@ -1,6 +1,6 @@
 """delay-precision: how exactly does `delay D` delay each frame?
 
-DEMU's experiment (REFERENCES.md §A) on our bed: for each inserted delay D
+DEMU's experiment (docs/published.md [A]) on our bed: for each inserted delay D
 (0, 1 us, 10 us, 100 us, 1 ms, 10 ms, 100 ms, 1 s), IP length (1500 B and
 46 B) and rate (moderate and high), linkemud runs `delay D` on a2b and
 owdprobe sends sequenced, timestamped UDP frames from src to dst. Per run:

@@ -1,4 +1,4 @@
-"""lfp: the long-fat-pipe study (REFERENCES.md §D) on the test bed.
+"""lfp: the long-fat-pipe study (Amagai et al., NTT: published.LFP_SOURCE) on the test bed.
 
 One TCP stream (ttcp, 4 KB writes) through the Tokyo-Kyoto profile
 (profiles/lfp-tokyo-kyoto-ds3.toml: 6 ms each way, DS3 44.736 Mbit/s, a

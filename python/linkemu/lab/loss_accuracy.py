@@ -1,6 +1,6 @@
 """loss-accuracy: does `loss P` lose what it says, the way it says?
 
-After the DEMU loss paper (REFERENCES.md §B): for each specified loss rate
+After the DEMU loss paper (docs/published.md [B]): for each specified loss rate
 (0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2) linkemud runs `delay 1ms loss P` on a2b
 and owdprobe sends 1500-byte UDP frames src -> dst (10^7 in full mode, as
 the paper; 10^5 in --quick). Per rate:

@@ -156,7 +156,7 @@ def loss_row(spec_percent: float) -> tuple | None:
     return None
 
 
-# --- The long-fat-pipe study (REFERENCES.md §D) ------------------------------
+# --- The long-fat-pipe study (LFP_SOURCE) -------------------------------------
 # Y. Amagai, K. Murakami, K. Kugimoto, A. Oka, M. Itoh, S. Gotoh, M. Itoh:
 # "An analysis of behavior in a high-speed long-distance Internet" (NTT Basic
 # Research Laboratories / NTT Software Laboratories, in Japanese). Tokyo-Kyoto,

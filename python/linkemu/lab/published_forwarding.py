@@ -1,6 +1,7 @@
 """The published forwarding study that `linkemu lab forwarding` is set beside.
 
-Seed paper 000 (REFERENCES.md section C, in Japanese): one forwarding
+M. Hamamura, Y. Fujino, H. Hara: "Evaluation report of high-speed,
+wide-bandwidth data communication technology" (in Japanese): one forwarding
 program run three ways with only its packet I/O replaced - SWA on Linux
 kernel sockets, SWB on DPDK 19.11 (RX and TX each on a dedicated core), SWC
 = SWB plus a split in which control-class frames go through a named pipe to
@@ -17,7 +18,8 @@ since TCP showed no SWA/SWB difference.
 
 from __future__ import annotations
 
-SOURCE = ("Seed paper 000 (REFERENCES.md section C): Linux-kernel vs DPDK forwarding of one "
+SOURCE = ("M. Hamamura, Y. Fujino, H. Hara: Evaluation report of high-speed, wide-bandwidth "
+          "data communication technology (in Japanese): Linux-kernel vs DPDK forwarding of one "
           "program (SWA, SWB) and a control-plane split over a named pipe (SWC); Table 8, "
           "throughput ratio vs SWA at 2 Gbit/s, iperf 2.0.10, 180 s per payload size")
 

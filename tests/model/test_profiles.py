@@ -145,3 +145,20 @@ def test_run_profile_with_a_direction_overridden(bed, run_link, path_owd):
     print(f"lte-uplink with --a2b 'delay 5ms': mean RTT {m:.2f} ms (want {want:.2f} +- {tol:.2f})")
     assert want - tol - 0.1 <= m <= want + tol + 2 * path_owd["mean"] + 0.1
     assert min(pr.rtts_ms) >= 5.0 + 20.0 - 4.5 * 30051 / 8192 - 0.1
+
+
+@pytest.mark.parametrize("name", ["trace", "trace-us", "distribution"])
+def test_a_class_named_like_a_file_word_keeps_its_rule(tmp_path, linkemud_bin, name):
+    """A class may be called `trace` (docs/grammar.md: NAME is letters,
+    digits, '_' or '-'): its name is not a FILE word, so the profile's
+    directory must not be put in front of the `match` after it, nor in
+    front of a punted class's transport or FIFO."""
+    from linkemu import profiles as pr
+    link = (f"delay 1ms ; class {name} match dscp ef : delay 2ms"
+            f" ; class p match dscp af41 : punt shm {name} delay 3ms")
+    assert pr.absolute_files(link, tmp_path) == link
+    f = tmp_path / "named.toml"
+    f.write_text(GOOD.replace("{name}", "named").replace('link = "delay 10ms"\n[b2a]',
+                                                         f'link = "{link}"\n[b2a]'))
+    cp = linkemu("profile", "check", str(f))
+    assert cp.returncode == 0, cp.stdout + cp.stderr

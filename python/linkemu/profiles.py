@@ -104,6 +104,10 @@ def load_file(path: Path) -> Profile:
 
 _FILE_WORDS = ("trace", "trace-us", "distribution")
 _BUILTIN_DISTS = {"uniform", "normal", "pareto", "paretonormal"}
+# Words whose next words are names, not link words: `class NAME`, `punt
+# TRANSPORT NAME|PATH` (docs/grammar.md). A class or a shm segment may be
+# called `trace`.
+_NAME_WORDS = {"class": 1, "punt": 2}
 
 
 def absolute_files(link: str, base: Path) -> str:
@@ -111,10 +115,16 @@ def absolute_files(link: str, base: Path) -> str:
     FILE) against the profile's own directory, so a profile works from
     any working directory; built-in distribution names stay as they are."""
     words = link.split()
-    for i, w in enumerate(words[:-1]):
-        arg = words[i + 1]
+    i = 0
+    while i < len(words) - 1:
+        w, arg = words[i], words[i + 1]
+        if w in _NAME_WORDS:
+            i += 1 + _NAME_WORDS[w]
+            continue
         if w in _FILE_WORDS and arg not in _BUILTIN_DISTS and not arg.startswith("/"):
             words[i + 1] = str((base / arg).resolve())
+            i += 1
+        i += 1
     return " ".join(words)
 
 

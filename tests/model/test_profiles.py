@@ -162,3 +162,23 @@ def test_a_class_named_like_a_file_word_keeps_its_rule(tmp_path, linkemud_bin, n
                                                          f'link = "{link}"\n[b2a]'))
     cp = linkemu("profile", "check", str(f))
     assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
+def test_a_mistyped_distribution_in_a_profile_is_named_as_such(tmp_path, linkemud_bin):
+    """`distribution nromal` is neither a built-in nor a .dist file (a path
+    with '/' or ending in .dist): the profile must give the daemon the word
+    as written, so its error says so, not that '<profile dir>/nromal'
+    cannot be opened. A real .dist file named relatively is still found
+    beside the profile."""
+    from linkemu import profiles as pr
+    assert pr.absolute_files("delay 1ms 1ms distribution nromal", tmp_path) == \
+        "delay 1ms 1ms distribution nromal"
+    assert pr.absolute_files("delay 1ms 1ms distribution my.dist", tmp_path) == \
+        f"delay 1ms 1ms distribution {tmp_path.resolve() / 'my.dist'}"
+    f = tmp_path / "typo.toml"
+    f.write_text(GOOD.replace("{name}", "typo").replace('link = "delay 10ms"\n[b2a]',
+                                                        'link = "delay 10ms 1ms distribution nromal"\n[b2a]'))
+    cp = linkemu("profile", "check", str(f))
+    out = cp.stdout + cp.stderr
+    assert cp.returncode == 1, out
+    assert "'nromal' is neither uniform, normal, pareto, paretonormal nor a .dist file" in out, out

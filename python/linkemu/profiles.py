@@ -110,6 +110,16 @@ _BUILTIN_DISTS = {"uniform", "normal", "pareto", "paretonormal"}
 _NAME_WORDS = {"class": 1, "punt": 2}
 
 
+def _names_a_file(word: str, arg: str) -> bool:
+    """Whether linkemud reads `arg` after `word` as a file: a trace's
+    argument always; a distribution's when it is no built-in and has a '/'
+    or ends in .dist (config.c dist_value). Any other word is left for the
+    daemon to name in its error (a typo: 'nromal' is neither ...)."""
+    if word != "distribution":
+        return True
+    return arg not in _BUILTIN_DISTS and ("/" in arg or (len(arg) > 5 and arg.endswith(".dist")))
+
+
 def absolute_files(link: str, base: Path) -> str:
     """Rewrites relative FILE arguments (trace, trace-us, distribution
     FILE) against the profile's own directory, so a profile works from
@@ -121,7 +131,7 @@ def absolute_files(link: str, base: Path) -> str:
         if w in _NAME_WORDS:
             i += 1 + _NAME_WORDS[w]
             continue
-        if w in _FILE_WORDS and arg not in _BUILTIN_DISTS and not arg.startswith("/"):
+        if w in _FILE_WORDS and _names_a_file(w, arg) and not arg.startswith("/"):
             words[i + 1] = str((base / arg).resolve())
             i += 1
         i += 1

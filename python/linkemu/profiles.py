@@ -104,6 +104,20 @@ def load_file(path: Path) -> Profile:
 
 _FILE_WORDS = ("trace", "trace-us", "distribution")
 _BUILTIN_DISTS = {"uniform", "normal", "pareto", "paretonormal"}
+# Words whose next words are names, not link words: `class NAME`, `punt
+# TRANSPORT NAME|PATH` (docs/grammar.md). A class or a shm segment may be
+# called `trace`.
+_NAME_WORDS = {"class": 1, "punt": 2}
+
+
+def _names_a_file(word: str, arg: str) -> bool:
+    """Whether linkemud reads `arg` after `word` as a file: a trace's
+    argument always; a distribution's when it is no built-in and has a '/'
+    or ends in .dist (config.c dist_value). Any other word is left for the
+    daemon to name in its error (a typo: 'nromal' is neither ...)."""
+    if word != "distribution":
+        return True
+    return arg not in _BUILTIN_DISTS and ("/" in arg or (len(arg) > 5 and arg.endswith(".dist")))
 
 
 def absolute_files(link: str, base: Path) -> str:
@@ -111,10 +125,16 @@ def absolute_files(link: str, base: Path) -> str:
     FILE) against the profile's own directory, so a profile works from
     any working directory; built-in distribution names stay as they are."""
     words = link.split()
-    for i, w in enumerate(words[:-1]):
-        arg = words[i + 1]
-        if w in _FILE_WORDS and arg not in _BUILTIN_DISTS and not arg.startswith("/"):
+    i = 0
+    while i < len(words) - 1:
+        w, arg = words[i], words[i + 1]
+        if w in _NAME_WORDS:
+            i += 1 + _NAME_WORDS[w]
+            continue
+        if w in _FILE_WORDS and _names_a_file(w, arg) and not arg.startswith("/"):
             words[i + 1] = str((base / arg).resolve())
+            i += 1
+        i += 1
     return " ".join(words)
 
 

@@ -145,6 +145,7 @@ int le_dist_parse(const char *text, size_t len, const char *name, struct le_dist
 			const char *tok = p;
 			long val = 0;
 			int digits = 0, neg = 0;
+			char q40[4 * 40 + 1];
 
 			while (p < end && !isspace((unsigned char)*p) && *p != '#')
 				p++;
@@ -159,15 +160,15 @@ int le_dist_parse(const char *text, size_t len, const char *name, struct le_dist
 					val = val * 10 + (*q - '0');
 			}
 			if (digits <= 0) {
-				le_err(err, errlen, "%s:%u: '%.*s' is not an integer", name, line,
-					(int)(p - tok > 40 ? 40 : p - tok), tok);
+				le_err(err, errlen, "%s:%u: '%s' is not an integer", name, line,
+					le_quote_bytes(q40, sizeof(q40), tok, (size_t)(p - tok), 40));
 				goto fail;
 			}
 			if (neg)
 				val = -val;
 			if (val < -32768 || val > 32767) {
-				le_err(err, errlen, "%s:%u: '%.*s' is out of range (-32768 .. 32767)", name,
-					line, (int)(p - tok > 40 ? 40 : p - tok), tok);
+				le_err(err, errlen, "%s:%u: '%s' is out of range (-32768 .. 32767)", name,
+					line, le_quote_bytes(q40, sizeof(q40), tok, (size_t)(p - tok), 40));
 				goto fail;
 			}
 			if (n == LE_DIST_MAX) {

@@ -18,6 +18,7 @@ struct le_file_entry {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
+	struct timespec ctime;      /* no program can set it: see same_identity */
 	unsigned long refs;
 	unsigned long idle_since;   /* order of becoming unreferenced */
 	void *obj;
@@ -27,10 +28,14 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct le_file_entry *entries;
 static unsigned long reads, idle_clock;
 
+/* The modification time alone is not enough: cp -p, rsync -t, touch -r
+ * and tar put a chosen one back after rewriting a file in place. The
+ * change time moves with every write and rename and cannot be set. */
 static int same_identity(const struct le_file_entry *e, const struct stat *st)
 {
 	return e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size &&
-	       e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+	       e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       e->ctime.tv_sec == st->st_ctim.tv_sec && e->ctime.tv_nsec == st->st_ctim.tv_nsec;
 }
 
 static void destroy(struct le_file_entry *e)
@@ -123,6 +128,7 @@ const void *le_filecache_get(const struct le_file_kind *k, const char *path, str
 	e->ino = st.st_ino;
 	e->size = st.st_size;
 	e->mtime = st.st_mtim;
+	e->ctime = st.st_ctim;
 	e->refs = 1;
 	pthread_mutex_lock(&lock);
 	e->next = entries;

@@ -2,7 +2,9 @@
  * shared, read-only, by every link that names them.
  *
  * A file is identified by its path and what fstat says of the open file
- * that was read (device, inode, size, modification time): a `set` that
+ * that was read (device, inode, size, modification and change times; the
+ * change time because tools such as cp -p put an old mtime back on new
+ * content): a `set` that
  * names an unchanged file shares the table already loaded (by the check
  * of its configuration, or by a live link) instead of reading it again;
  * a file changed since is read again, and the links built before keep

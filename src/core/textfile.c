@@ -1,4 +1,5 @@
 #include "textfile.h"
+#include "json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,4 +45,38 @@ int le_read_text_file(const char *path, long max_bytes, const char *limit_text, 
 	rc = le_read_text_stream(f, path, max_bytes, limit_text, text, size, err, errlen);
 	fclose(f);
 	return rc;
+}
+
+char *le_quote_bytes(char *out, size_t outlen, const char *p, size_t n, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)p;
+	size_t i = 0, o = 0;
+
+	if (outlen == 0)
+		return out;
+	if (n > max)
+		n = max;
+	while (i < n) {
+		size_t k = 1;
+		int esc = 0;
+
+		if (s[i] >= 0x80) {
+			int u = le_utf8_len(s + i);
+			if (u > 0 && (size_t)u <= n - i)
+				k = (size_t)u;
+			else
+				esc = 1;
+		} else if (s[i] < 0x20 || s[i] == 0x7f) {
+			esc = 1;
+		}
+		if (o + (esc ? 4 : k) >= outlen)
+			break;
+		if (esc)
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", s[i]);
+		else
+			memcpy(out + o, s + i, k), o += k;
+		i += k;
+	}
+	out[o] = '\0';
+	return out;
 }

@@ -18,4 +18,11 @@ int le_read_text_file(const char *path, long max_bytes, const char *limit_text, 
 int le_read_text_stream(FILE *f, const char *path, long max_bytes, const char *limit_text, char **text,
 			size_t *size, char *err, size_t errlen);
 
+/* For an error message: at most `max` bytes of p[0..n) as text in out
+ * (outlen >= 4 * max + 1 holds them all): printable ASCII and valid
+ * UTF-8 as they are, every other byte (NUL, CR, a stray 0xff) as \xNN,
+ * so a message shows what the file holds and stays one line of text.
+ * Returns out. */
+char *le_quote_bytes(char *out, size_t outlen, const char *p, size_t n, size_t max);
+
 #endif

@@ -25,6 +25,7 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 		const char *q, *stop = eol ? eol : end;
 		uint64_t v = 0;
 		int big = 0;
+		char q40[4 * 40 + 1];
 
 		line++;
 		/* A Windows line end is tolerated; nothing else around the
@@ -37,14 +38,14 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 			goto fail;
 		}
 		if (*p == '-') {
-			le_err(err, errlen, "%s:%u: '%.*s' is negative", name, line,
-				(int)(stop - p > 40 ? 40 : stop - p), p);
+			le_err(err, errlen, "%s:%u: '%s' is negative", name, line,
+				le_quote_bytes(q40, sizeof(q40), p, (size_t)(stop - p), 40));
 			goto fail;
 		}
 		for (q = p; q < stop; q++) {
 			if (!isdigit((unsigned char)*q)) {
-				le_err(err, errlen, "%s:%u: '%.*s' is not a whole number of %s", name, line,
-					(int)(stop - p > 40 ? 40 : stop - p), p, uname);
+				le_err(err, errlen, "%s:%u: '%s' is not a whole number of %s", name, line,
+					le_quote_bytes(q40, sizeof(q40), p, (size_t)(stop - p), 40), uname);
 				goto fail;
 			}
 			v = v * 10 + (uint64_t)(*q - '0');
@@ -52,8 +53,8 @@ int le_trace_parse(const char *text, size_t len, const char *name, int us, struc
 				big = 1, v = max + 1;
 		}
 		if (big) {
-			le_err(err, errlen, "%s:%u: '%.*s' is too large (max %llu %s)", name, line,
-				(int)(stop - p > 40 ? 40 : stop - p), p, (unsigned long long)max, uname);
+			le_err(err, errlen, "%s:%u: '%s' is too large (max %llu %s)", name, line,
+				le_quote_bytes(q40, sizeof(q40), p, (size_t)(stop - p), 40), (unsigned long long)max, uname);
 			goto fail;
 		}
 		if (t->n > 0 && v < prev) {

@@ -84,3 +84,25 @@ def test_scenario_two_paths_loads_with_the_trace_beside_it():
     assert all(trace in st.a2b for st in scn.steps)
     delays = {cm.delay_jitter_ms(st.a2b) for st in scn.steps}
     assert delays == {(17.0, 1.5), (19.0, 5.0)}
+
+
+@pytest.mark.parametrize("name", list(TRACE_RATES))
+def test_profile_source_states_its_own_trace_and_buffer(name):
+    """The source's 'Trace cellular-X.up at R Mbit/s ... buffer N frames
+    (M ms)' is what the profile configures: the trace it names (whose mean
+    rate is R), limit-queue N, and M the time N full opportunities take
+    at R (to the precision written)."""
+    import re
+    prof = profiles.find(name)
+    m = re.search(r"Trace (cellular-\S+\.up) at ([\d.]+) Mbit/s.*?[Bb]uffer:? (\d+) frames \(([\d.]+) ms\)",
+                  prof.source, re.S)
+    assert m, f"{name}: no 'Trace ... buffer N frames (M ms)' in the source"
+    trace, rate, frames, ms = m.group(1), float(m.group(2)), int(m.group(3)), m.group(4)
+    words = prof.a2b.split()
+    assert words[words.index("trace") + 1] == str(REPO / "traces" / trace)
+    lines = (REPO / "traces" / trace).read_text().split()
+    assert len(lines) * 1500 * 8 / int(lines[-1]) / 1e3 == pytest.approx(rate, rel=1e-4)
+    assert int(words[words.index("limit-queue") + 1]) == frames
+    exact = frames * 1500 * 8 / (rate * 1e6) * 1e3
+    step = 10.0 ** -len(ms.partition(".")[2])
+    assert abs(float(ms) - exact) <= step / 2, f"{name}: {frames} frames at {rate} Mbit/s take {exact:.2f} ms, not {ms}"

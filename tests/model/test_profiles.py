@@ -145,3 +145,40 @@ def test_run_profile_with_a_direction_overridden(bed, run_link, path_owd):
     print(f"lte-uplink with --a2b 'delay 5ms': mean RTT {m:.2f} ms (want {want:.2f} +- {tol:.2f})")
     assert want - tol - 0.1 <= m <= want + tol + 2 * path_owd["mean"] + 0.1
     assert min(pr.rtts_ms) >= 5.0 + 20.0 - 4.5 * 30051 / 8192 - 0.1
+
+
+@pytest.mark.parametrize("name", ["trace", "trace-us", "distribution"])
+def test_a_class_named_like_a_file_word_keeps_its_rule(tmp_path, linkemud_bin, name):
+    """A class may be called `trace` (docs/grammar.md: NAME is letters,
+    digits, '_' or '-'): its name is not a FILE word, so the profile's
+    directory must not be put in front of the `match` after it, nor in
+    front of a punted class's transport or FIFO."""
+    from linkemu import profiles as pr
+    link = (f"delay 1ms ; class {name} match dscp ef : delay 2ms"
+            f" ; class p match dscp af41 : punt shm {name} delay 3ms")
+    assert pr.absolute_files(link, tmp_path) == link
+    f = tmp_path / "named.toml"
+    f.write_text(GOOD.replace("{name}", "named").replace('link = "delay 10ms"\n[b2a]',
+                                                         f'link = "{link}"\n[b2a]'))
+    cp = linkemu("profile", "check", str(f))
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
+def test_a_mistyped_distribution_in_a_profile_is_named_as_such(tmp_path, linkemud_bin):
+    """`distribution nromal` is neither a built-in nor a .dist file (a path
+    with '/' or ending in .dist): the profile must give the daemon the word
+    as written, so its error says so, not that '<profile dir>/nromal'
+    cannot be opened. A real .dist file named relatively is still found
+    beside the profile."""
+    from linkemu import profiles as pr
+    assert pr.absolute_files("delay 1ms 1ms distribution nromal", tmp_path) == \
+        "delay 1ms 1ms distribution nromal"
+    assert pr.absolute_files("delay 1ms 1ms distribution my.dist", tmp_path) == \
+        f"delay 1ms 1ms distribution {tmp_path.resolve() / 'my.dist'}"
+    f = tmp_path / "typo.toml"
+    f.write_text(GOOD.replace("{name}", "typo").replace('link = "delay 10ms"\n[b2a]',
+                                                        'link = "delay 10ms 1ms distribution nromal"\n[b2a]'))
+    cp = linkemu("profile", "check", str(f))
+    out = cp.stdout + cp.stderr
+    assert cp.returncode == 1, out
+    assert "'nromal' is neither uniform, normal, pareto, paretonormal nor a .dist file" in out, out

@@ -10,9 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dist_table.h"
 #include "fake.h"
 #include "minitest.h"
 #include "path.h"
+#include "trace.h"
 
 static char dir[] = "/tmp/le_filecache_XXXXXX";
 
@@ -95,11 +97,48 @@ static void shared(void)
 	unlink(ds);
 }
 
+/* A file rewritten in place with the same size and its modification time
+ * put back (cp -p or rsync -t over it, touch -r, tar x of another
+ * version stamped with the same time): its device, inode, size and mtime
+ * are those of the version cached, but its content is not. The change
+ * time, which no program can set, moved: the new content is read. */
+static void rewritten_with_the_same_mtime(void)
+{
+	char tr[100], ds[100], err[LE_ERR_MAX] = "";
+	struct le_trace a, b;
+	struct le_dist_table da, db;
+
+	snprintf(tr, sizeof(tr), "%s/same.trace", dir);
+	snprintf(ds, sizeof(ds), "%s/same.dist", dir);
+	put_file(tr, "1\n1\n3\n", 1000);
+	put_file(ds, "-8192 0 8192\n", 1000);
+	CHECK(le_trace_load(tr, 0, &a, err, sizeof(err)) == 0, "%s", err);
+	CHECK(le_dist_load(ds, &da, err, sizeof(err)) == 0, "%s", err);
+	put_file(tr, "2\n2\n4\n", 1000);
+	put_file(ds, "-4096 0 4096\n", 1000);
+	CHECK(le_trace_load(tr, 0, &b, err, sizeof(err)) == 0, "%s", err);
+	CHECK(le_dist_load(ds, &db, err, sizeof(err)) == 0, "%s", err);
+	CHECK(b.n == 3 && b.t[0] == 2 * LE_NS_PER_MS && b.period == 4 * LE_NS_PER_MS,
+	      "the old trace served: first %llu ns, period %llu ns", (unsigned long long)b.t[0],
+	      (unsigned long long)b.period);
+	CHECK(db.size == 3 && db.v[0] == -4096, "the old table served: first entry %d", db.v[0]);
+	/* the links built before keep the version they had */
+	CHECK(a.t[0] == 1 * LE_NS_PER_MS && da.v[0] == -8192);
+	le_trace_free(&a);
+	le_trace_free(&b);
+	le_dist_table_free(&da);
+	le_dist_table_free(&db);
+	le_filecache_trim();
+	unlink(tr);
+	unlink(ds);
+}
+
 int main(void)
 {
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	shared();
+	rewritten_with_the_same_mtime();
 	rmdir(dir);
 	return mt_summary();
 }

@@ -76,6 +76,12 @@ static void parser(void)
 		      "'%s' accepted", bad[i].text);
 		CHECK(strstr(err, bad[i].want) != NULL, "'%s': got '%s'", bad[i].text, err);
 	}
+	/* bytes that are not text are shown escaped (a NUL cut the quote
+	 * short) */
+	CHECK(le_dist_parse("1 \0003\n", 5, "x.dist", &t, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "x.dist:1: '\\x003' is not an integer");
+	CHECK(le_dist_parse("1\n2\xff\n", 5, "x.dist", &t, err, sizeof(err)) == -1);
+	CHECK_STR_CONTAINS(err, "x.dist:2: '2\\xff' is not an integer");
 	/* more than netem's 16384 values */
 	char *big = malloc(16385 * 2 + 1);
 	for (int i = 0; i < 16385; i++)

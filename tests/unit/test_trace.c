@@ -65,6 +65,27 @@ static void parse_errors(void)
 		CHECK(le_trace_load(f, bad[i].us, &t, err, sizeof(err)) == -1, "'%s' accepted", bad[i].text);
 		CHECK(strstr(err, bad[i].want) != NULL && strstr(err, f) != NULL, "'%s': got '%s'", bad[i].text, err);
 	}
+	/* Bytes that are not text are shown, not passed on: a NUL cut the
+	 * quote short ('' is not a whole number), and a stray byte went raw
+	 * into the message (a terminal's mojibake, U+FFFD in JSON). Valid
+	 * UTF-8 is text and stays. */
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *want;
+	} bytes[] = {
+		{ "1\n\0002\n", 5, "x.trace:2: '\\x002' is not a whole number" },
+		{ "1\n2\xff\n", 5, "x.trace:2: '2\\xff' is not a whole number" },
+		{ "1\n2\r5\n", 6, "x.trace:2: '2\\x0d5' is not a whole number" },
+		{ "\xef\xbc\x91\n", 4, "x.trace:1: '\xef\xbc\x91' is not a whole number" },
+	};
+	for (unsigned i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
+		struct le_trace t;
+		char err[LE_ERR_MAX] = "";
+
+		CHECK(le_trace_parse(bytes[i].text, bytes[i].len, "x.trace", 0, &t, err, sizeof(err)) == -1);
+		CHECK(strstr(err, bytes[i].want) != NULL, "case %u: got '%s', want '%s'", i, err, bytes[i].want);
+	}
 	struct le_trace t;
 	char err[LE_ERR_MAX];
 	CHECK(le_trace_load("/nonexistent/x.trace", 0, &t, err, sizeof(err)) == -1);

@@ -315,11 +315,72 @@ static void host_prefixes_from_bytes(void)
 	le_class_set_free(&s);
 }
 
+/* An IPv6 fragment other than the first carries the rest of the
+ * fragmentable part, not its headers: the bytes behind its fragment
+ * header are payload, so neither the protocol nor the ports can be read
+ * from them. When the fragment header names an extension header (a
+ * destination-options header in the fragmentable part, say), the final
+ * protocol is unknown and a rule testing `proto` does not match; when it
+ * names the transport (UDP), that is the protocol, without ports, as for
+ * an IPv4 fragment. The first fragment is read through as before. */
+static uint32_t v6_fragment(uint8_t *b, uint8_t frag_next, uint16_t offset, const uint8_t *payload, uint32_t n)
+{
+	memset(b, 0, 128);
+	b[12] = 0x86, b[13] = 0xdd;
+	b[14] = 0x60;
+	b[20] = 44;                              /* -> fragment header */
+	b[54] = frag_next;                       /* its next header */
+	b[56] = (uint8_t)(offset >> 5), b[57] = (uint8_t)(offset << 3 | 1); /* offset, M */
+	memcpy(b + 62, payload, n);
+	return 62 + n;
+}
+
+static void ipv6_later_fragments(void)
+{
+	/* payload that reads as a destination-options header naming TCP,
+	 * then as ports 80 -> 80 */
+	static const uint8_t payload[16] = { 6, 0, 0, 0, 0, 0, 0, 0, 0, 80, 0, 80 };
+	static const char *const sets[][2] = { { "proto", "tcp" }, { "proto", "60" } };
+	uint8_t b[128];
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct le_match m;
+		const struct le_match *ptr = &m;
+		struct le_class_set s;
+		struct le_pkt p;
+		uint32_t len;
+
+		CHECK(le_match_parse_words(2, sets[k], &m, NULL, 0) == 0);
+		CHECK(le_class_set_build(&s, &ptr, 1) == 0);
+		/* offset 185 (a later fragment) behind which the payload
+		 * happens to look like headers: no protocol */
+		len = v6_fragment(b, 60, 185, payload, sizeof(payload));
+		le_pkt_parse(b, len, LE_PKT_L4, &p);
+		CHECK(!p.has_proto && !p.has_ports, "later fragment: has_proto %d proto %u has_ports %d", p.has_proto,
+		      p.proto, p.has_ports);
+		CHECK_EQ_U64(le_class_set_classify(&s, b, len, LE_PKT_L4), 0);
+		le_class_set_free(&s);
+	}
+	/* a later fragment of UDP: proto udp, no ports */
+	{
+		struct le_pkt p;
+		uint32_t len = v6_fragment(b, 17, 185, payload, sizeof(payload));
+		le_pkt_parse(b, len, LE_PKT_L4, &p);
+		CHECK(p.has_proto && p.proto == 17 && !p.has_ports);
+		/* the first fragment (offset 0) is read through its
+		 * destination options to TCP and its ports */
+		len = v6_fragment(b, 60, 0, payload, sizeof(payload));
+		le_pkt_parse(b, len, LE_PKT_L4, &p);
+		CHECK(p.has_proto && p.proto == 6 && p.has_ports && p.sport == 80 && p.dport == 80);
+	}
+}
+
 int main(void)
 {
 	one_shape();
 	random_against_scan();
 	bytes_against_scan();
 	host_prefixes_from_bytes();
+	ipv6_later_fragments();
 	return mt_summary();
 }

@@ -375,6 +375,41 @@ static void ipv6_later_fragments(void)
 	}
 }
 
+/* `ether` takes EtherTypes, 0x0600 .. 0xffff. Smaller values are 802.3
+ * lengths, and 0 is also what a frame too short for its EtherType reads
+ * as (le_pkt_parse leaves the field zero): `ether 0` took runt frames,
+ * against "a frame too short for a field does not match". */
+static void ethertype_range(void)
+{
+	static const char *const bad[] = { "0", "0x0", "0x0000", "1500", "0x05dc", "0x05ff", "1535" };
+	static const char *const good[] = { "0x0600", "1536", "0x88cc", "0xffff", "65535", "arp" };
+	char err[256];
+	struct le_match m;
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *w[] = { "ether", bad[i] };
+		err[0] = '\0';
+		CHECK(le_match_parse_words(2, w, &m, err, sizeof(err)) < 0, "ether %s accepted", bad[i]);
+		CHECK(strstr(err, "802.3 length") != NULL, "ether %s: '%s'", bad[i], err);
+	}
+	for (unsigned i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		const char *w[] = { "ether", good[i] };
+		CHECK(le_match_parse_words(2, w, &m, err, sizeof(err)) == 0, "ether %s: %s", good[i], err);
+	}
+	/* a runt frame (no EtherType) matches no `ether` rule, whichever path */
+	{
+		const char *w[] = { "ether", "0x0600" };
+		const struct le_match *ptr = &m;
+		struct le_class_set s;
+		uint8_t b[18] = { [12] = 0x81, [13] = 0x00 };
+		CHECK(le_match_parse_words(2, w, &m, NULL, 0) == 0);
+		CHECK(le_class_set_build(&s, &ptr, 1) == 0);
+		for (uint32_t len = 0; len < 18; len++)
+			CHECK_EQ_U64(le_class_set_classify(&s, b, len, LE_PKT_L2), 0);
+		le_class_set_free(&s);
+	}
+}
+
 int main(void)
 {
 	one_shape();
@@ -382,5 +417,6 @@ int main(void)
 	bytes_against_scan();
 	host_prefixes_from_bytes();
 	ipv6_later_fragments();
+	ethertype_range();
 	return mt_summary();
 }

@@ -183,6 +183,12 @@ int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *
 		case LE_M_ETHER:
 			if (parse_ether(v, &m->ethertype) < 0 || strlen(v) >= sizeof(m->ether_text))
 				return fail(err, errlen, "ether: '%s' is not ipv4, ipv6, arp or an EtherType (0xNNNN)", v);
+			/* Below 0x0600 the field is an 802.3 length; and 0 is
+			 * what a frame too short for the field reads as
+			 * (le_pkt_parse), which must match no rule. */
+			if (m->ethertype < 0x0600)
+				return fail(err, errlen,
+					    "ether: '%s' is an 802.3 length, not an EtherType (0x0600 .. 0xffff)", v);
 			strcpy(m->ether_text, v);
 			break;
 		case LE_M_VLAN: {

@@ -1,7 +1,7 @@
 /* Class rules: which frames go through which link of a path.
  *
  * A rule's filter words are ANDed (docs/grammar.md, "Classes"):
- *   ether ipv4|ipv6|arp|0xNNNN   EtherType after any VLAN tags
+ *   ether ipv4|ipv6|arp|0xNNNN   EtherType after any VLAN tags (0x0600 .. 0xffff)
  *   vlan ID                      VID of the outermost VLAN tag (0..4095)
  *   proto tcp|udp|icmp|icmpv6|N  IPv4 protocol / IPv6 final next header
  *   src PREFIX, dst PREFIX       IPv4 or IPv6 address or CIDR prefix

@@ -68,10 +68,17 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 			if (len < l4 + 8)
 				return 0; /* next header unknown: no protocol */
 			if (nh == 44) {
-				if ((le_pkt_be16(b + l4 + 2) & 0xfff8) != 0)
-					first_fragment = 0;
+				const int later = (le_pkt_be16(b + l4 + 2) & 0xfff8) != 0;
 				nh = b[l4];
 				l4 += 8;
+				/* A later fragment: what follows is payload,
+				 * not headers. Its protocol is the one named
+				 * here, or unknown when that is another
+				 * extension header. */
+				if (later) {
+					first_fragment = 0;
+					break;
+				}
 			} else {
 				uint8_t next = b[l4];
 				l4 += 8u + 8u * b[l4 + 1];
@@ -79,7 +86,7 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 			}
 		}
 		if (nh == 0 || nh == 43 || nh == 60 || nh == 44)
-			return 0; /* too long a chain */
+			return 0; /* too long a chain, or a later fragment's */
 		out->has_proto = 1;
 		out->proto = nh;
 	} else {

@@ -50,6 +50,8 @@ ERROR_INPUTS = {
     "class a: missing ':'": "; class a match port 1",
     "class a: match: needs at least one filter word": "; class a match : delay 1ms",
     "class a: vlan: '4096' is out of range (0 .. 4095)": "; class a match vlan 4096 :",
+    "class a: ether: '0x05dc' is an 802.3 length, not an EtherType (0x0600 .. 0xffff)":
+        "; class a match ether 0x05dc :",
     "class a: proto icmp: has no ports": "; class a match proto icmp port 5 :",
     "class a: src: '10.0.0.1/8' has address bits set beyond its prefix length":
         "; class a match src 10.0.0.1/8 :",

@@ -4,7 +4,7 @@ A profile is a TOML file in profiles/ (or a path given directly):
 
     name = "lte-uplink"            # must match the file name
     version = 1
-    description = "4G uplink as measured in REFERENCES.md §E"
+    description = "4G uplink as measured by the aptpod 4G/5G study"
     source = "where the numbers come from"
     [a2b]
     link = "delay 20ms 4ms distribution normal rate 21mbit"

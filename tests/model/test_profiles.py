@@ -60,12 +60,18 @@ def test_bad_profile_files(tmp_path, case):
         assert "Traceback" not in out, out
 
 
-def test_bad_grammar_in_a_profile(tmp_path, linkemud_bin):
-    f = tmp_path / "badlink.toml"
-    f.write_text(GOOD.replace("{name}", "badlink").replace('link = "delay 10ms"\n[b2a]',
-                                                            'link = "delay 10xs"\n[b2a]'))
+def _check_with_a2b(tmp_path, name: str, a2b: str):
+    """`linkemu profile check` of the GOOD profile named `name` with its a2b
+    link replaced: (the file, the completed process, stdout + stderr)."""
+    f = tmp_path / f"{name}.toml"
+    f.write_text(GOOD.replace("{name}", name).replace('link = "delay 10ms"\n[b2a]',
+                                                      f'link = "{a2b}"\n[b2a]'))
     cp = linkemu("profile", "check", str(f))
-    out = cp.stdout + cp.stderr
+    return f, cp, cp.stdout + cp.stderr
+
+
+def test_bad_grammar_in_a_profile(tmp_path, linkemud_bin):
+    f, cp, out = _check_with_a2b(tmp_path, "badlink", "delay 10xs")
     assert cp.returncode == 1, out
     assert f"{f}: [a2b] " in out and "'10xs' is not a time" in out, out
 
@@ -175,10 +181,6 @@ def test_a_mistyped_distribution_in_a_profile_is_named_as_such(tmp_path, linkemu
         "delay 1ms 1ms distribution nromal"
     assert pr.absolute_files("delay 1ms 1ms distribution my.dist", tmp_path) == \
         f"delay 1ms 1ms distribution {tmp_path.resolve() / 'my.dist'}"
-    f = tmp_path / "typo.toml"
-    f.write_text(GOOD.replace("{name}", "typo").replace('link = "delay 10ms"\n[b2a]',
-                                                        'link = "delay 10ms 1ms distribution nromal"\n[b2a]'))
-    cp = linkemu("profile", "check", str(f))
-    out = cp.stdout + cp.stderr
+    _f, cp, out = _check_with_a2b(tmp_path, "typo", "delay 10ms 1ms distribution nromal")
     assert cp.returncode == 1, out
     assert "'nromal' is neither uniform, normal, pareto, paretonormal nor a .dist file" in out, out

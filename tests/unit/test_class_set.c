@@ -136,6 +136,16 @@ static void random_against_scan(void)
  * every port-carrying protocol and lengths cut at each field's edge, and
  * the shapes it hands to the parser (VLAN tags, IPv6, IPv4 options or a
  * wrong version, short frames). Returns the length. */
+/* Takes rules[*k] into the set being drawn (ptr[]), and the header depth
+ * the set's frames must be parsed to. */
+static void keep_rule(struct le_match *rules, const struct le_match **ptr, unsigned *k, int *depth)
+{
+	ptr[*k] = &rules[*k];
+	if (le_match_depth(&rules[*k]) > *depth)
+		*depth = le_match_depth(&rules[*k]);
+	(*k)++;
+}
+
 static uint32_t random_bytes(uint64_t *x, uint8_t *b)
 {
 	static const uint16_t pp[] = { 80, 443, 5000, 5001, 5002, 5003, 9 };
@@ -201,12 +211,8 @@ static void bytes_against_scan(void)
 
 		while (k < n) {
 			uint64_t w = shape + (tries++ / 64) * 2;
-			if (random_rule(set % 3 == 0 ? &w : &x, &x, &rules[k]) == 0) {
-				ptr[k] = &rules[k];
-				if (le_match_depth(&rules[k]) > depth)
-					depth = le_match_depth(&rules[k]);
-				k++;
-			}
+			if (random_rule(set % 3 == 0 ? &w : &x, &x, &rules[k]) == 0)
+				keep_rule(rules, ptr, &k, &depth);
 		}
 		CHECK(le_class_set_build(&s, ptr, n) == 0);
 		compiled += s.compiled;
@@ -579,10 +585,7 @@ static void wide_against_scan(void)
 			if (wide_rule(&x, &rules[k], shape_len) < 0 ||
 			    (one_shape && k > 0 && rules[k].fields != rules[0].fields && rnd(&x) % 50))
 				continue;
-			ptr[k] = &rules[k];
-			if (le_match_depth(&rules[k]) > depth)
-				depth = le_match_depth(&rules[k]);
-			k++;
+			keep_rule(rules, ptr, &k, &depth);
 		}
 		CHECK(le_class_set_build(&s, ptr, n) == 0);
 		compiled += s.compiled;

@@ -346,3 +346,67 @@ def test_check_link_names_a_nul_instead_of_raising(tmp_path):
     # for every caller of check_link); it is a reason like any other.
     from linkemu.daemon.daemon import check_link
     assert check_link("/nonexistent/linkemud", "delay\x001ms") == "the link holds a NUL character"
+
+
+# --- timed play against a daemon that stages as linkemud does ---------------------------------
+
+class StagingFake(FakeDaemon):
+    """The fake, timed, with two of linkemud's staging rules
+    (src/plane/model_slot.c, docs/live_changes.md "Timed changes"): a time
+    already passed when the change is staged means now (the old link cannot
+    be taken back to it), and one change is staged at a time per direction
+    (a `set` waits until the staged one has been applied)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.timed = True
+
+    def command(self, line: str) -> dict:
+        w = line.split()
+        if len(w) >= 4 and w[0] == "set" and w[2] == "at" and w[1] in self.links:
+            give_up = time.monotonic() + 2.0
+            while True:
+                self._apply_due()
+                if w[1] not in self.staged:
+                    break
+                if time.monotonic() > give_up:
+                    return {"ok": False, "error": f"set {w[1]}: the data plane did not take the "
+                                                  f"previous change in 2000 ms"}
+                time.sleep(0.0002)
+            at = int(w[3].removesuffix("ns"))
+            now = time.monotonic_ns()
+            if at < now:     # the reply names the time asked, as linkemud's does
+                w[3] = f"{now}ns"
+                reply = super().command(" ".join(w))
+                if reply.get("ok"):
+                    reply["at_ns"] = at
+                return reply
+        return super().command(line)
+
+
+@pytest.fixture
+def staging():
+    d = tempfile.mkdtemp(prefix="lc", dir="/tmp")
+    f = StagingFake(os.path.join(d, "control.sock"))
+    yield f
+    f.close()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _applied_as_asked(out: dict) -> list:
+    return [(st["step"], d, x["at_ns"], x["applied_ns"])
+            for st in out["steps"] for d, x in st["set"].items() if x["applied_ns"] != x["at_ns"]]
+
+
+def test_timed_step_at_zero_lands_at_its_model_time(staging):
+    """A step at 0 was sent with T = t0 on the daemon's clock, t0 being the
+    moment play began: already past when the set arrived, so linkemud
+    applied it when it got it, not at T (applied_ns != at_ns), and the
+    steps after it were not spaced from it as the file says."""
+    s = parse_toml('[[step]]\nat = "0s"\na2b = "delay 1ms"\nb2a = "delay 2ms"\n'
+                   '[[step]]\nat = "40ms"\na2b = "delay 3ms"\n', "z.toml")
+    with ControlClient(staging.path).connect() as c:
+        out = scenario.Player(s, c, None).play()
+    assert out["state"] == "finished"
+    assert _applied_as_asked(out) == []
+    assert staging.links == {"a2b": "delay 3ms", "b2a": "delay 2ms"}

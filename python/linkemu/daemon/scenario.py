@@ -622,7 +622,11 @@ class Player:
                  and self.log["daemon_clock_offset_ns"] is not None)
         self.log.update(state="running", timed=timed)
         self._write()
-        t0 = t0_ns if t0_ns is not None else time.monotonic_ns()
+        # Timed, t0 is LEAD_NS from now, so that a step at 0 (and any in the
+        # first LEAD_NS) is sent ahead like every other: sent at its time, its
+        # model time has passed when the daemon stages it, which applies it
+        # then, not at t0.
+        t0 = t0_ns if t0_ns is not None else time.monotonic_ns() + (LEAD_NS if timed else 0)
         self.log.update(t0_ns=t0, t0_unix=time.time() - (time.monotonic_ns() - t0) / 1e9)
         try:
             steps = self.scn.steps

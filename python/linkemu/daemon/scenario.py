@@ -633,7 +633,10 @@ class Player:
             for i, st in enumerate(steps, 1):
                 planned = t0 + st.at_ns
                 if timed:
-                    res = self._play_timed(st, planned, cancel)
+                    # The next step is sent at its time minus LEAD_NS
+                    # whether or not this one is confirmed by then.
+                    next_send = t0 + steps[i].at_ns - LEAD_NS if i < len(steps) else None
+                    res = self._play_timed(st, planned, cancel, next_send)
                 else:
                     wait_until(planned, self.client, cancel)
                     res = self.client.set_many(st.changes())
@@ -658,17 +661,25 @@ class Player:
             self._write()
         return self.log
 
-    def _play_timed(self, st: Step, planned: int, cancel) -> list:
+    def _play_timed(self, st: Step, planned: int, cancel, next_send: int | None = None) -> list:
         """Sends the step ahead with its model time, then, once that time
         has passed, reads back when the daemon applied each change: its
-        replies (at_ns) get "applied_ns" from stats' changed_at_ns."""
+        replies (at_ns) get "applied_ns" from stats' changed_at_ns. The
+        read-back stops at next_send (when the next step is due to go
+        out): a step that close to the next one keeps applied_ns unknown
+        rather than delay the next past its time, which the daemon would
+        then apply late (a time already passed means now)."""
         model_at = planned + self.log["daemon_clock_offset_ns"]
         wait_until(planned - LEAD_NS, self.client, cancel)
         res = self.client.set_many(st.changes(), at_ns=model_at)
+        if next_send is not None and next_send < planned + CONFIRM_NS:
+            return res
         wait_until(planned + CONFIRM_NS, self.client, cancel)
         # Applied once no longer staged (a later step cannot be staged yet);
         # a busy daemon may take a little longer: ask again for a while.
         give_up = time.monotonic_ns() + CONFIRM_MAX_NS
+        if next_send is not None:
+            give_up = min(give_up, next_send)
         pending = {d for d, _g in st.changes()}
         while pending and time.monotonic_ns() < give_up:
             dirs = self.client.stats().get("directions", {})

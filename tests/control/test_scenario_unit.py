@@ -430,3 +430,31 @@ def test_timed_steps_closer_than_the_confirmation_land_at_their_times(staging):
     assert staging.links["a2b"] == "delay 5ms"
     # What the log says it read back is what happened.
     assert _applied_as_asked(out) == [] or all(a is None for *_, a in _applied_as_asked(out))
+
+
+def test_cancel_after_a_timed_step_went_out_logs_it(staging, tmp_path):
+    """A timed step is sent LEAD_NS ahead and staged in the daemon, which
+    applies it at its time whatever the player does next. A cancel in
+    between raised at once: the log said 'cancelled' after step 1, and
+    step 2 then changed the link, after the player had gone, unlogged."""
+    s = parse_toml('[[step]]\nat = "0s"\na2b = "delay 1ms"\n'
+                   '[[step]]\nat = "150ms"\na2b = "delay 2ms"\n', "c.toml")
+    cancel = threading.Event()
+    answer = staging.command
+
+    def command(line):
+        if line.startswith("set a2b at") and line.endswith("delay 2ms"):
+            cancel.set()                      # the moment step 2 has gone out
+        return answer(line)
+
+    staging.command = command
+    log = tmp_path / "log.json"
+    with ControlClient(staging.path).connect() as c:
+        with pytest.raises(scenario.Cancelled):
+            scenario.Player(s, c, log).play(cancel)
+    written = json.loads(log.read_text())
+    assert written["state"] == "cancelled"
+    time.sleep(0.2)
+    staging._apply_due()
+    assert staging.links["a2b"] == "delay 2ms"          # the daemon applied step 2
+    assert [st["set"]["a2b"]["config"] for st in written["steps"]] == ["delay 1ms", "delay 2ms"]

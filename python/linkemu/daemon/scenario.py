@@ -636,11 +636,13 @@ class Player:
                     # The next step is sent at its time minus LEAD_NS
                     # whether or not this one is confirmed by then.
                     next_send = t0 + steps[i].at_ns - LEAD_NS if i < len(steps) else None
-                    res = self._play_timed(st, planned, cancel, next_send)
+                    res, cancelled = self._play_timed(st, planned, cancel, next_send)
                 else:
                     wait_until(planned, self.client, cancel)
-                    res = self.client.set_many(st.changes())
+                    res, cancelled = self.client.set_many(st.changes()), False
                 self._record(i, st, planned, res)
+                if cancelled:
+                    raise Cancelled("cancelled")
                 following = t0 + steps[i].at_ns if i < len(steps) else None
                 if following is None or following - time.monotonic_ns() > WRITE_MARGIN_NS:
                     self._write()
@@ -668,13 +670,24 @@ class Player:
         read-back stops at next_send (when the next step is due to go
         out): a step that close to the next one keeps applied_ns unknown
         rather than delay the next past its time, which the daemon would
-        then apply late (a time already passed means now)."""
+        then apply late (a time already passed means now).
+
+        Returns (replies, cancelled). Once sent, the step is staged in the
+        daemon, which applies it at its time whatever the player does: a
+        cancel after that waits for it to land (LEAD_NS + CONFIRM_NS at
+        most, plus the read-back), so that the log records it and no change
+        of ours is left pending when the player has gone."""
         model_at = planned + self.log["daemon_clock_offset_ns"]
         wait_until(planned - LEAD_NS, self.client, cancel)
         res = self.client.set_many(st.changes(), at_ns=model_at)
         if next_send is not None and next_send < planned + CONFIRM_NS:
-            return res
-        wait_until(planned + CONFIRM_NS, self.client, cancel)
+            return res, False
+        cancelled = False
+        try:
+            wait_until(planned + CONFIRM_NS, self.client, cancel)
+        except Cancelled:
+            cancelled = True
+            wait_until(planned + CONFIRM_NS, self.client)
         # Applied once no longer staged (a later step cannot be staged yet);
         # a busy daemon may take a little longer: ask again for a while.
         give_up = time.monotonic_ns() + CONFIRM_MAX_NS
@@ -691,7 +704,7 @@ class Player:
                     pending.discard(d)
             if pending:
                 time.sleep(CONFIRM_NS / 1e9)
-        return res
+        return res, cancelled or (cancel is not None and cancel.is_set())
 
     def _record(self, i: int, st: Step, planned: int, res) -> None:
         sent = min(r[0] for r in res)

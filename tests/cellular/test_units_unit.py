@@ -477,6 +477,7 @@ def test_quick_checks_of_a_udp_run_that_received_nothing(tmp_path, empty):
     c = {x["name"]: x for x in cq.checks(runs, parts["overhead-udp"], parts["fixed-udp"])}
     json.dumps(list(c.values()), allow_nan=False)
     assert c[cq.CHECK_BAND]["pass"] is None
+    assert c[cq.CHECK_EARLY]["pass"] is (None if empty == "fixed-udp" else True)
     mean = cq.CHECK_MEAN if empty == "fixed-udp" else cq.CHECK_BASE_MEAN
     assert c[mean]["pass"] is False and c[mean]["measured"] is None
     assert any(x["pass"] is False for x in c.values())

@@ -429,3 +429,55 @@ def test_a_quick_check_not_made_does_not_fail_the_run():
     assert cellular.summarise({"quick_checks": made}, o)["all_pass"] is True
     failed = made + [{"name": "b", "pass": False}]
     assert cellular.summarise({"quick_checks": failed}, o)["all_pass"] is False
+
+
+def _empty_udp_parts(tmp_path, rid: str, delay_ns: int, flushes: int = 300):
+    """overhead.parts of a UDP run whose server received no unit (the
+    server still writes its samples file, empty; the client its flush
+    send times)."""
+    from linkemu.lab import cellular_overhead as overhead
+    samples = tmp_path / f"{rid}.npy"
+    st.write_samples(samples, [], [], [], [])
+    np.save(tmp_path / f"{rid}-flushes.npy", np.arange(flushes, dtype=np.int64) * 10_000_000)
+    return overhead.parts(samples, tmp_path / f"{rid}-flushes.npy", delay_ns)
+
+
+@pytest.mark.parametrize("empty", ["fixed-udp", "overhead-udp"])
+def test_quick_checks_of_a_udp_run_that_received_nothing(tmp_path, empty):
+    """One of the two --quick UDP streams received no unit: the checks must
+    still be made (they come before the results file is written), fail the
+    run (its mean cannot be within 0.5 ms of anything), leave the band not
+    checked (no flush to compare), and hold no NaN (the results file is
+    strict JSON). It raised ValueError (max of an empty array) in
+    overhead.parts and again in checks, and the run was lost."""
+    from linkemu.lab import cellular_quick as cq
+    n = 3000
+    seq = np.arange(n)
+    wait = st.flush_wait_ns(seq, 10, 1_000_000)
+    rng = np.random.default_rng(7)
+
+    def full(delay):
+        path = rng.gamma(4.0, 10_000.0, n // 10).astype(np.int64)
+        return {"path": path, "sender": np.zeros(n, np.int64), "receiver": np.full(n, 50_000),
+                "latency_kernel": delay + wait + path[seq // 10]}
+
+    parts = {"overhead-udp": full(0), "fixed-udp": full(cq.QUICK_DELAY_NS)}
+    parts[empty] = _empty_udp_parts(tmp_path, empty, 0 if empty == "overhead-udp"
+                                    else cq.QUICK_DELAY_NS)
+    assert parts[empty]["path"].size == 0
+    got = {"lost": 0, "latency_ns": {"mean": float(parts["fixed-udp"]["latency_kernel"].mean())
+                                     if empty != "fixed-udp" else 0.0, "count": 1}}
+    none = {"lost": n, "latency_ns": {"count": 0}}
+    stream = {"unique": n, "expected": n, "in_order": True, "duplicates": 0, "reordered": 0}
+    runs = [{"id": "overhead-udp", "server": none if empty == "overhead-udp" else got},
+            {"id": "fixed-udp", "server": none if empty == "fixed-udp" else got,
+             "daemon_emulation_error_ns": {"a2b": {"p99": 1_000, "max": 2_000}}},
+            {"id": "fixed-tcp", "server": stream, "count": n},
+            {"id": "fixed-quic", "server": stream, "count": n}]
+    c = {x["name"]: x for x in cq.checks(runs, parts["overhead-udp"], parts["fixed-udp"])}
+    json.dumps(list(c.values()), allow_nan=False)
+    assert c[cq.CHECK_BAND]["pass"] is None
+    assert c[cq.CHECK_EARLY]["pass"] is (None if empty == "fixed-udp" else True)
+    mean = cq.CHECK_MEAN if empty == "fixed-udp" else cq.CHECK_BASE_MEAN
+    assert c[mean]["pass"] is False and c[mean]["measured"] is None
+    assert any(x["pass"] is False for x in c.values())

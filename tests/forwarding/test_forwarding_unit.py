@@ -186,6 +186,23 @@ def test_not_slower_is_a_one_sided_welch_test():
     assert noisy["pass"] is True and noisy["bound"] < 0.9
 
 
+def test_ratio_check_against_a_path_that_carried_nothing():
+    """SWB's rounds received nothing (mean 0): the ratio is undefined, so
+    the check is not made (the forwards check fails SWB). It had written
+    measured = inf, which the results file refuses (JSON has no inf: the
+    whole --quick run was lost at results.write), and passed 0 >= 0.9 x 0."""
+    import json
+    for a in ([0.0, 0.0, 0.0], [10.0, 11.0, 12.0]):
+        c = _ratio(a, [0.0, 0.0, 0.0])
+        assert c["pass"] is None and "not checked" in c["detail"], c
+        json.dumps(c, allow_nan=False)
+    s = fa.not_slower_check("s", _rounds("swc-all-shm", [0.0, 0.0])
+                            + _rounds("swc-all-fifo", [0.0, 0.0]), "swc-all-shm",
+                            "swc-all-fifo", 64)
+    assert s["pass"] is None
+    json.dumps(s, allow_nan=False)
+
+
 def test_forwards_and_conservation_checks():
     runs = [_udp("swa", 64, 1.0), _tcp("swa", 64, 5.0), _udp("swb", 64, 1.0, got=0),
             _tcp("swb", 64, 5.0)]

@@ -53,6 +53,32 @@ def test_theory_uses_the_window_in_flight():
     assert c["expected_mbps"] == pytest.approx(pt["theory_mbps"])
 
 
+@pytest.mark.parametrize("rate, delay", [
+    ("44736kbit", "6ms"), ("44.736mbit", "6000us"), ("44.736Mbit", "6msec"),
+    ("5592kbps", "6ms"),           # bytes per second (x 8), docs/grammar.md RATE
+    ("5.592mbps", "6000000ns"), ("44736000", "6000"),   # no unit: bit/s; us
+    ("44736000bit", "0.006s")])
+def test_physics_reads_every_unit_of_the_grammar(rate, delay):
+    """The same Tokyo-Kyoto link in the grammar's other spellings gives the
+    same physics. `rate 5592kbps` is 5,592,000 bytes/s = 44.736 Mbit/s;
+    the parser knew only bit/kbit/mbit/gbit and took the 100 Mbit/s
+    access as the bottleneck (the plateau checks then expect 95.6 Mbit/s
+    of a 44.7 Mbit/s link), and missed delays in ns, tc's msec or no unit."""
+    link = f"rate 100mbit >> delay {delay} rate {rate} limit 90"
+    ph = lfp.link_physics(link, link)
+    assert ph["rate_bps"] == pytest.approx(44_736_000)
+    assert ph["base_rtt_s"] == pytest.approx(0.012)
+    assert lfp.path_rtt_s(link, link, 1448) == pytest.approx(0.012409, abs=1e-6)
+
+
+def test_physics_binary_rate_units():
+    # kibit .. are powers of 1024; kibps .. bytes x 8 x 1024^k
+    assert lfp.link_physics("delay 1ms rate 2mibit", "delay 1ms")["rate_bps"] == 2 * 1024 ** 2
+    assert lfp.link_physics("delay 1ms rate 1kibps", "delay 1ms")["rate_bps"] == 8 * 1024
+    with pytest.raises(Exception, match="rate"):
+        lfp.link_physics("delay 1ms rate 5furlongs", "delay 1ms")
+
+
 def test_physics_needs_rate_and_delay():
     with pytest.raises(Exception, match="needs a rate and a delay"):
         lfp.link_physics("delay 6ms", "delay 6ms")

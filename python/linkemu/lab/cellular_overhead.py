@@ -40,7 +40,8 @@ def parts(samples: Path, flush_times: Path, delay_ns: int, flush: int = 10,
     path_u = a["krx_ns"] - sent[j] - delay_ns
     receiver = a["rx_ns"] - a["krx_ns"]
     lo = np.iinfo(np.int64).min
-    path = np.full(int(j.max()) + 1, lo)
+    # no unit received: no flush either (max of an empty array raised)
+    path = np.full(int(j.max()) + 1 if j.size else 0, lo)
     np.maximum.at(path, j, path_u)
     return {"sender": sender, "path": path[path > lo], "receiver": receiver,
             "latency_kernel": a["krx_ns"] - a["gen_ns"], "latency": a["rx_ns"] - a["gen_ns"],

@@ -184,20 +184,26 @@ def ratio_check(name: str, runs: list[dict], num: str, den: str, size: int,
     measure 0.96-1.05x: one slow burst can hold two of three rounds. The
     rounds' spread needs no gate of its own: noisier rounds widen the
     margin. Not checked with fewer than 2 rounds of either path (no
-    variance to test against)."""
+    variance to test against), nor when `den` carried nothing (mean 0: no
+    ratio to test; the forwards check fails that path)."""
     a, b = values_of(runs, num, "udp", size), values_of(runs, den, "udp", size)
     if not a or not b:
         return check(name, None, f"not checked: no runs of {num if not a else den}")
     ma, mb = statistics.mean(a), statistics.mean(b)
+    if mb <= 0:
+        # A ratio against nothing is undefined: it was inf, which the
+        # results file cannot hold (JSON), and 0 >= factor x 0 passed.
+        return check(name, None, f"not checked: {den} carried nothing (mean {mb:.2f} Mbit/s "
+                                 f"over {len(b)} rounds; {num} {ma:.2f})")
     sp = max(spread(a), spread(b))
-    ratio = ma / mb if mb > 0 else float("inf")
+    ratio = ma / mb
     text = (f"mean {ma:.2f} vs {mb:.2f} Mbit/s over {len(a)} and {len(b)} interleaved "
             f"rounds: {ratio:.3f}x (needs >= {factor:g}x); rounds varied by {sp:.1%}")
     if len(a) < 2 or len(b) < 2:
         return check(name, None, f"not checked, one round cannot show its noise: {text}",
                      measured=round(ratio, 4), bound=factor)
     floor = factor * mb - analysis.welch_margin(a, [factor * v for v in b], alpha)
-    bound = floor / mb if mb > 0 else 0.0
+    bound = floor / mb
     text += f"; one-sided Welch t at {alpha:g}: fails below {floor:.2f} Mbit/s ({bound:.3f}x)"
     return check(name, ma >= floor, text, measured=round(ratio, 4), bound=round(bound, 4))
 

@@ -153,11 +153,35 @@ class LfpOptions:
 
 # --- the link's physics ------------------------------------------------------
 
-_RATE_RE = re.compile(r"\brate\s+([0-9.]+)\s*(bit|kbit|mbit|gbit)\b", re.I)
-_DELAY_RE = re.compile(r"\bdelay\s+([0-9.]+)\s*(us|ms|s)\b", re.I)
+# Every RATE and TIME unit of docs/grammar.md ("Units"), any case: rates
+# in bits (powers of 1000 or 1024) or bytes per second (x 8), no unit =
+# bit/s; times with tc's spellings too, no unit = microseconds.
+_RATE_RE = re.compile(r"\brate\s+([0-9.]+)([a-z]*)(?![\w.])", re.I)
+_DELAY_RE = re.compile(r"\bdelay\s+([0-9.]+)([a-z]*)(?![\w.])", re.I)
 _LIMIT_RE = re.compile(r"\blimit\s+([0-9]+)\b")
-_RATE_MUL = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
-_TIME_MUL = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
+_RATE_MUL = {"": 1, "bit": 1,
+             **{p + "bit": 1000.0 ** k for k, p in enumerate("kmgt", 1)},
+             **{p + "ibit": 1024.0 ** k for k, p in enumerate("kmgt", 1)},
+             "bps": 8,
+             **{p + "bps": 8 * 1000.0 ** k for k, p in enumerate("kmgt", 1)},
+             **{p + "ibps": 8 * 1024.0 ** k for k, p in enumerate("kmgt", 1)}}
+_TIME_MUL = {"": 1e-6, "ns": 1e-9, "nsec": 1e-9, "nsecs": 1e-9, "us": 1e-6, "usec": 1e-6,
+             "usecs": 1e-6, "ms": 1e-3, "msec": 1e-3, "msecs": 1e-3, "s": 1.0, "sec": 1.0,
+             "secs": 1.0}
+
+
+def _rate_bps(value: str, unit: str) -> float:
+    mul = _RATE_MUL.get(unit.lower())
+    if mul is None:
+        raise LinkemuError(f"rate {value}{unit}: not a rate unit of the grammar")
+    return float(value) * mul
+
+
+def _delay_s(value: str, unit: str) -> float:
+    mul = _TIME_MUL.get(unit.lower())
+    if mul is None:
+        raise LinkemuError(f"delay {value}{unit}: not a time unit of the grammar")
+    return float(value) * mul
 
 
 def link_physics(a2b: str, b2a: str) -> dict:
@@ -170,8 +194,8 @@ def link_physics(a2b: str, b2a: str) -> dict:
     limits = _LIMIT_RE.findall(a2b)
     if not rates or not all(delays):
         raise LinkemuError(f"the lfp profile needs a rate and a delay each way: {a2b!r} / {b2a!r}")
-    rate = min(float(v) * _RATE_MUL[u.lower()] for v, u in rates)
-    rtt = sum(float(v) * _TIME_MUL[u.lower()] for d in delays for v, u in d)
+    rate = min(_rate_bps(v, u) for v, u in rates)
+    rtt = sum(_delay_s(v, u) for d in delays for v, u in d)
     # `limit` counts every frame the link holds, in the delay line too
     return {"rate_bps": rate, "base_rtt_s": rtt,
             "limit_frames": int(limits[-1]) if limits else None}
@@ -183,8 +207,8 @@ def _hops(link: str) -> list[tuple[float | None, float]]:
     for hop in link.split(">>"):
         r = _RATE_RE.search(hop)
         d = _DELAY_RE.search(hop)
-        out.append((float(r.group(1)) * _RATE_MUL[r.group(2).lower()] if r else None,
-                    float(d.group(1)) * _TIME_MUL[d.group(2).lower()] if d else 0.0))
+        out.append((_rate_bps(r.group(1), r.group(2)) if r else None,
+                    _delay_s(d.group(1), d.group(2)) if d else 0.0))
     return out
 
 

@@ -57,7 +57,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from children import eal_prefix, running, wait_ready  # noqa: E402
 from delay_line_1s import ask as control  # noqa: E402
 from forwarding import linkemud_path, run_noisefloor  # noqa: E402
-from forwarding_paced import DESIGNED, ROWS, add_isolate_argument, keep_off, machine, run_isolated_if_asked  # noqa: E402,E501
+from forwarding_paced import (DESIGNED, ROWS, add_isolate_argument, keep_off, machine, median_rung,  # noqa: E402
+                              run_isolated_if_asked)
 from linkemu.bed import isolation  # noqa: E402
 
 LADDER = [7.44e6, 10e6, 14.88e6, 20e6, 29.76e6]  # total; 14.88: 10 GbE of 64-byte frames one way, 29.76: both ways
@@ -146,6 +147,13 @@ def highest(ladder, rs, key):
     return top
 
 
+def row_summary(name, link, carried, on_time, runs):
+    """A row's two figures: the medians over rounds of the highest rung
+    carried and on time."""
+    return {"name": name, "link": link, "carried_per_round_pps": carried, "carried_pps": median_rung(carried),
+            "on_time_per_round_pps": on_time, "on_time_pps": median_rung(on_time), "runs": runs}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -216,11 +224,7 @@ def measure(a, moved):
                     break
             carried[name].append(highest(ladder, measured, "lost"))
             on_time[name].append(highest(ladder, measured, "fail"))
-    out = []
-    for name, link in rows:
-        out.append({"name": name, "link": link, "carried_per_round_pps": carried[name],
-                    "carried_pps": statistics.median(carried[name]), "on_time_per_round_pps": on_time[name],
-                    "on_time_pps": statistics.median(on_time[name]), "runs": runs[name]})
+    out = [row_summary(name, link, carried[name], on_time[name], runs[name]) for name, link in rows]
     return {"rounds": a.rounds, "seconds": a.seconds, "bound_ns": bound, "ring": a.ring, "ladder": ladder,
             "machine_before": before, "machine_after": machine(),
             "isolated": isolation.describe(moved) if moved else None,

@@ -1,0 +1,44 @@
+"""The benchmarks' figures computed from synthetic samples: what each
+script prints is computed by a function of its runs, tested here without
+running linkemud, testpmd or pacegen (so without the quiet lock)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+
+# --- the ladders: a row's rate is a rung some round passed ---------------------
+
+def _paced_run(p99_ns, fail=()):
+    return {"fail": list(fail), "p50_ns": 1e3, "p99_ns": p99_ns, "p999_ns": 2 * p99_ns,
+            "gen": {"burst_lateness_ns": {"p99": 5e3, "p999": 9e3}, "oneway_ns": {"p99": 7e3}}}
+
+
+def test_paced_claims_a_rung_with_an_even_number_of_rounds():
+    """Two rounds, one passing up to 4 Mpps and one up to 7: the row's rate
+    is a rung passed in half the rounds (4), with that rung's error; the
+    mean of the two (5.5 Mpps) is on no ladder, passed by no round, and
+    finds no run to take the error from."""
+    import forwarding_paced as fp
+    ladder = [1e6, 4e6, 7e6, 10e6]
+    results = {1e6: [_paced_run(2e3), _paced_run(2e3)], 4e6: [_paced_run(4e3), _paced_run(6e3)],
+               7e6: [_paced_run(20e3, ["p99 20.0 us"]), _paced_run(8e3)],
+               10e6: [_paced_run(30e3, ["p99 30.0 us"])]}
+    row = fp.row_summary("delay 1ms", "delay 1ms", [4e6, 7e6], results, ladder)
+    assert row["claimed_pps"] in ladder and row["claimed_pps"] == 4e6
+    assert row["p99_ns"] == 5e3
+    assert row["first_failure"] == ["p99 20.0 us"]
+    # An odd number of rounds: the middle one, as before.
+    assert fp.row_summary("x", "x", [1e6, 7e6, 4e6], results, ladder)["claimed_pps"] == 4e6
+
+
+def test_linerate_figures_are_rungs_with_an_even_number_of_rounds():
+    import forwarding_linerate as lr
+    row = lr.row_summary("delay 1ms", "delay 1ms", [14.88e6, 20e6], [7.44e6, 10e6], {})
+    assert (row["carried_pps"], row["on_time_pps"]) == (14.88e6, 7.44e6)
+    row = lr.row_summary("x", "x", [7.44e6, 20e6, 14.88e6, 29.76e6], [0.0, 0.0, 7.44e6, 7.44e6], {})
+    assert (row["carried_pps"], row["on_time_pps"]) == (14.88e6, 0.0)

@@ -149,7 +149,7 @@ def highest(ladder, rs, key):
 
 def row_summary(name, link, carried, on_time, runs):
     """A row's two figures: the medians over rounds of the highest rung
-    carried and on time."""
+    carried and on time, each a rung (median_rung)."""
     return {"name": name, "link": link, "carried_per_round_pps": carried, "carried_pps": median_rung(carried),
             "on_time_per_round_pps": on_time, "on_time_pps": median_rung(on_time), "runs": runs}
 

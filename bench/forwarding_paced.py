@@ -249,8 +249,11 @@ def verdict(r, rate, bound_ns):
 
 
 def median_rung(tops):
-    """The median over rounds of the highest rung each passed."""
-    return statistics.median(tops)
+    """The median over rounds of the highest rung each passed, as a rung:
+    with an even number of rounds, the lower of the middle two (a rung
+    passed in at least half the rounds), not their mean, which is a rate
+    on no ladder that no round measured."""
+    return statistics.median_low(tops)
 
 
 def row_summary(name, link, best, results, ladder):

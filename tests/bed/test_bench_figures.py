@@ -42,3 +42,39 @@ def test_linerate_figures_are_rungs_with_an_even_number_of_rounds():
     assert (row["carried_pps"], row["on_time_pps"]) == (14.88e6, 7.44e6)
     row = lr.row_summary("x", "x", [7.44e6, 20e6, 14.88e6, 29.76e6], [0.0, 0.0, 7.44e6, 7.44e6], {})
     assert (row["carried_pps"], row["on_time_pps"]) == (14.88e6, 0.0)
+
+
+# --- forwarding.py: testpmd's rate as linkemud's and holdfwd's are taken ---------
+
+def _testpmd_out(per_port_pps):
+    """testpmd's --stats-period output: a block per port per period."""
+    blocks = []
+    for pps in per_port_pps:
+        for port in (0, 1):
+            blocks.append(f"""
+  ######################## NIC statistics for port {port}  ########################
+  RX-packets: 1234567    RX-missed: 0          RX-bytes:  79012288
+  RX-errors: 0
+  RX-nombuf:  0
+  TX-packets: 1234567    TX-errors: 0          TX-bytes:  79012288
+
+  Throughput (since last show)
+  Rx-pps:     {pps:>12}          Rx-bps:  {pps * 512:>12}
+  Tx-pps:     {pps:>12}          Tx-bps:  {pps * 512:>12}
+  ############################################################################""")
+    return "\n".join(blocks)
+
+
+def test_testpmd_rate_is_the_windows_like_the_others():
+    """linkemud's rate is its frames sent over its whole run, holdfwd's over
+    its window: a second in which the VM took the lcore's CPU for half
+    counts in theirs. testpmd's must count it too, or the ratio compares
+    a run's typical second with another's whole window: 4 s at 150 Mpps
+    and one at 75 after the start-up period are 135 Mpps, not 150."""
+    import forwarding as fw
+    out = _testpmd_out([0, 75_000_000, 75_000_000, 37_500_000, 75_000_000, 75_000_000])
+    assert fw.testpmd_rate(out) == 135_000_000
+    # The start-up period (rate 0: no previous sample) is not counted.
+    assert fw.testpmd_rate(_testpmd_out([0, 60_000_000])) == 120_000_000
+    assert fw.testpmd_rate(_testpmd_out([0])) is None
+    assert fw.testpmd_rate("EAL: Cannot get hugepage information.\n") is None

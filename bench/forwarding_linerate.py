@@ -83,7 +83,7 @@ def run_rung(a, link, rate):
                 wait_ready(p)
                 time.sleep(a.warmup)
                 control(ctl, "reset stats")
-                t0 = control(ctl, "stats")["stats"]["time_ns"]
+                first = control(ctl, "stats")["stats"]
                 time.sleep(a.seconds)
                 window = control(ctl, "stats")["stats"]
                 p.send_signal(signal.SIGINT)
@@ -96,9 +96,9 @@ def run_rung(a, link, rate):
                 os.unlink(ctl)
     d = window["directions"]
     bad = {f"{x}_{k}": v for x in ("a2b", "b2a") for k, v in d[x]["dropped"].items() if v and k not in DESIGNED}
-    seconds = (window["time_ns"] - t0) / 1e9
+    rx_pps, seconds = window_rate(first, window)
     return {
-        "rx_pps": sum(d[x]["rx"] for x in ("a2b", "b2a")) / seconds,
+        "rx_pps": rx_pps,
         "missed": sum(d[x]["paced_source"]["missed"] for x in ("a2b", "b2a")),
         "bad_drops": bad, "conserved": final["conserved"] and window["conserved"],
         **{f"err_{q}_ns": worse(d, lambda x, q=q: x["emulation_error_ns"][q]) for q in ("p50", "p99", "p999", "max")},
@@ -107,6 +107,13 @@ def run_rung(a, link, rate):
         "longest_gap_ns": worse(d, lambda x: x["poll_gaps"]["over_1us"]["max"]),
         "window_s": seconds,
     }
+
+
+def window_rate(first, window):
+    """(frames received per second, seconds) over the window, from two
+    `stats` reports taken after the `reset stats`."""
+    seconds = (window["time_ns"] - first["time_ns"]) / 1e9
+    return sum(window["directions"][x]["rx"] for x in ("a2b", "b2a")) / seconds, seconds
 
 
 def verdict(r, rate, bound_ns, ring):

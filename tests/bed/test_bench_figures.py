@@ -78,3 +78,28 @@ def test_testpmd_rate_is_the_windows_like_the_others():
     assert fw.testpmd_rate(_testpmd_out([0, 60_000_000])) == 120_000_000
     assert fw.testpmd_rate(_testpmd_out([0])) is None
     assert fw.testpmd_rate("EAL: Cannot get hugepage information.\n") is None
+
+
+# --- forwarding_linerate.py: counters and clock from the same reports -----------
+
+def _stats(time_ns, rx_each):
+    return {"time_ns": time_ns, "directions": {x: {"rx": rx_each} for x in ("a2b", "b2a")}}
+
+
+def test_linerate_rate_counts_frames_over_the_time_they_were_counted_in():
+    """The counters restart at `reset stats`; the window's clock started
+    at the first `stats` after it, a control round trip later (here 20
+    ms, a scheduler tick or a few on this VM). Frames counted in those 20
+    ms must not be divided by a window that leaves them out: at 9.85
+    Mpps received of 10 asked, 2 s, the rate must stay 9.85 (a failed
+    rung), not read 9.95 (a pass at the 0.99 bar)."""
+    import forwarding_linerate as lr
+    rate = 9.85e6
+    first = _stats(1_020_000_000, rate * 0.020 / 2)          # 20 ms after the reset at 1.000 s
+    window = _stats(3_020_000_000, rate * 2.020 / 2)         # 2 s later
+    pps, seconds = lr.window_rate(first, window)
+    assert seconds == 2.0
+    assert abs(pps - rate) < 1
+    base = {"rx_pps": pps, "missed": 0, "bad_drops": {}, "conserved": True, "err_p99_ns": 5e3,
+            "wait_p99_ns": 2e3, "longest_gap_ns": 3e6}
+    assert lr.verdict(base, 10e6, 10e3, 4096)[0] == ["received 9.85 Mpps"]

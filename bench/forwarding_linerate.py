@@ -111,9 +111,13 @@ def run_rung(a, link, rate):
 
 def window_rate(first, window):
     """(frames received per second, seconds) over the window, from two
-    `stats` reports taken after the `reset stats`."""
+    `stats` reports taken after the `reset stats`: the frames counted
+    between the two, over the time between them. The reset's own moment
+    is not reported, and the first report comes a control round trip
+    after it (ms on a busy machine): its frames are not the window's."""
     seconds = (window["time_ns"] - first["time_ns"]) / 1e9
-    return sum(window["directions"][x]["rx"] for x in ("a2b", "b2a")) / seconds, seconds
+    rx = lambda r: sum(r["directions"][x]["rx"] for x in ("a2b", "b2a"))  # noqa: E731
+    return (rx(window) - rx(first)) / seconds, seconds
 
 
 def verdict(r, rate, bound_ns, ring):

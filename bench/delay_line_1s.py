@@ -104,6 +104,7 @@ def run(lcore, seconds, extra, link=LINK):
                     "t": time.monotonic() - t0, "time_ns": st["time_ns"], "tx": a["tx"], "rx": a["rx"],
                     "held": a["in_flight"], "slots": st.get("compact", {}).get("a2b", {}).get("in_use", 0),
                     "huge_kib": proc_kib(p.pid, "HugetlbPages"), "rss_kib": proc_kib(p.pid, "VmRSS"),
+                    "since_reset": reset_done, "error_p99_ns": a["emulation_error_ns"]["p99"],
                 })
                 # The error histogram from here on: the line is full and sending.
                 if not reset_done and samples[-1]["t"] >= 1.5:
@@ -115,9 +116,7 @@ def run(lcore, seconds, extra, link=LINK):
         final = json.load(open(stats))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    steady = [s for s in samples if s["t"] >= 2.0]
-    rate = ((steady[-1]["tx"] - steady[0]["tx"]) / ((steady[-1]["time_ns"] - steady[0]["time_ns"]) / 1e9)
-            if len(steady) > 1 else 0.0)
+    rate, error_p99 = sustained(samples, final)
     peak = max(samples, key=lambda s: s["held"])
     a = final["directions"]["a2b"]
     return {
@@ -126,11 +125,20 @@ def run(lcore, seconds, extra, link=LINK):
         "rss_peak_mib": hwm / 1024,
         "total_mib": max(s["huge_kib"] for s in samples) / 1024 + hwm / 1024,
         "sustained_pps": rate,
-        "error_p99_ns": a["emulation_error_ns"]["p99"],
+        "error_p99_ns": error_p99,
         "queue_full": a["dropped"].get("queue_full", 0),
         "compact": final.get("compact", {}).get("a2b"),
         "conserved": final["conserved"], "samples": samples,
     }
+
+
+def sustained(samples, final):
+    """(frames sent per second, emulation error p99) once the line is full
+    and sending, from the samples and linkemud's final report."""
+    steady = [s for s in samples if s["t"] >= 2.0]
+    rate = ((steady[-1]["tx"] - steady[0]["tx"]) / ((steady[-1]["time_ns"] - steady[0]["time_ns"]) / 1e9)
+            if len(steady) > 1 else 0.0)
+    return rate, final["directions"]["a2b"]["emulation_error_ns"]["p99"]
 
 
 def main():

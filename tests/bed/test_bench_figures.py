@@ -103,3 +103,36 @@ def test_linerate_rate_counts_frames_over_the_time_they_were_counted_in():
     base = {"rx_pps": pps, "missed": 0, "bad_drops": {}, "conserved": True, "err_p99_ns": 5e3,
             "wait_p99_ns": 2e3, "longest_gap_ns": 3e6}
     assert lr.verdict(base, 10e6, 10e3, 4096)[0] == ["received 9.85 Mpps"]
+
+
+# --- delay_line_1s.py: the figures of the full line, after the reset -------------
+
+def _dl_sample(t, tx, since_reset, p99):
+    return {"t": t, "time_ns": int(t * 1e9), "tx": tx, "since_reset": since_reset, "error_p99_ns": p99}
+
+
+def test_delay_line_error_is_the_windows_not_the_whole_runs():
+    """The script resets linkemud's stats at 1.5 s so that the error is
+    that of the full line; the final report (--stats-file) is the whole
+    run's, filling included. The figure is the last report's after the
+    reset."""
+    import delay_line_1s as dl
+    rate = 10e6
+    samples = [_dl_sample(1.5, int(0.5 * rate), False, 900_000)]
+    samples += [_dl_sample(t, int((t - 1.5) * rate), True, 40_000) for t in (1.75, 2.0, 2.25, 2.5)]
+    final = {"directions": {"a2b": {"emulation_error_ns": {"p99": 900_000}}}}
+    pps, p99 = dl.sustained(samples, final)
+    assert abs(pps - rate) < 1 and p99 == 40_000
+
+
+def test_delay_line_rate_does_not_span_the_reset():
+    """A sampling stall (0.6 s here) puts the last sample before the reset
+    past 2 s: its tx counts from the start, the next ones from the reset.
+    The rate is taken over samples after the reset only (old: negative)."""
+    import delay_line_1s as dl
+    rate = 10e6
+    samples = [_dl_sample(1.4, int(0.4 * rate), False, 0), _dl_sample(2.05, int(1.05 * rate), False, 0)]
+    samples += [_dl_sample(t, int((t - 2.05) * rate), True, 40_000) for t in (2.3, 2.55, 2.8, 3.05)]
+    final = {"directions": {"a2b": {"emulation_error_ns": {"p99": 900_000}}}}
+    pps, p99 = dl.sustained(samples, final)
+    assert abs(pps - rate) < 1 and p99 == 40_000

@@ -106,7 +106,8 @@ def run(lcore, seconds, extra, link=LINK):
                     "huge_kib": proc_kib(p.pid, "HugetlbPages"), "rss_kib": proc_kib(p.pid, "VmRSS"),
                     "since_reset": reset_done, "error_p99_ns": a["emulation_error_ns"]["p99"],
                 })
-                # The error histogram from here on: the line is full and sending.
+                # The error histogram from here on: the line is full and
+                # sending (the samples' reports; the final one is the run's).
                 if not reset_done and samples[-1]["t"] >= 1.5:
                     ask(sock, "reset stats")
                     reset_done = True
@@ -134,11 +135,18 @@ def run(lcore, seconds, extra, link=LINK):
 
 def sustained(samples, final):
     """(frames sent per second, emulation error p99) once the line is full
-    and sending, from the samples and linkemud's final report."""
-    steady = [s for s in samples if s["t"] >= 2.0]
+    and sending: over the samples taken after the `reset stats` and from
+    2 s on, whose counters all start at the reset (one taken before it
+    counts from the start: a rate across the two is meaningless); the
+    error from the last of them, the histogram since the reset. The final
+    report (--stats-file) is the whole run's, filling and all; it is the
+    fallback only when no sample followed the reset."""
+    steady = [s for s in samples if s["t"] >= 2.0 and s["since_reset"]]
     rate = ((steady[-1]["tx"] - steady[0]["tx"]) / ((steady[-1]["time_ns"] - steady[0]["time_ns"]) / 1e9)
             if len(steady) > 1 else 0.0)
-    return rate, final["directions"]["a2b"]["emulation_error_ns"]["p99"]
+    after = [s for s in samples if s["since_reset"]]
+    p99 = after[-1]["error_p99_ns"] if after else final["directions"]["a2b"]["emulation_error_ns"]["p99"]
+    return rate, p99
 
 
 def main():

@@ -4,8 +4,11 @@ running linkemud, testpmd or pacegen (so without the quiet lock)."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
+
+import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
@@ -136,3 +139,60 @@ def test_delay_line_rate_does_not_span_the_reset():
     final = {"directions": {"a2b": {"emulation_error_ns": {"p99": 900_000}}}}
     pps, p99 = dl.sustained(samples, final)
     assert abs(pps - rate) < 1 and p99 == 40_000
+
+
+# --- tail_wait.py, bed_attach.py: SIGTERM unwinds like Ctrl-C ---------------------
+
+def _term_handler_raises() -> bool:
+    h = signal.getsignal(signal.SIGTERM)
+    if not callable(h):
+        return False
+    try:
+        h(signal.SIGTERM, None)
+    except KeyboardInterrupt:
+        return True
+    return False
+
+
+def test_tail_wait_unwinds_on_sigterm(monkeypatch):
+    """Without --isolate-lcore too: a SIGTERM while the bed and a daemon
+    are up must unwind (bed.down(), link.stop()) as Ctrl-C does, not kill
+    the script and leave a busy-polling linkemud and the bed behind."""
+    import tail_wait
+    seen = []
+    monkeypatch.setattr(tail_wait.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(tail_wait, "measure", lambda o, moved: seen.append(_term_handler_raises()) or 0)
+    monkeypatch.setattr(sys, "argv", ["tail_wait.py", "--quick"])
+    assert tail_wait.main() == 0
+    assert seen == [True]
+
+
+def test_bed_attach_unwinds_on_sigterm(monkeypatch):
+    """bed_attach brings beds up and starts linkemud and testpmd (testpmd
+    in a session of its own): a SIGTERM must reach its finally (aux_down,
+    bed.down) and the forwarder's stop, as Ctrl-C does."""
+    import bed_attach
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    class Bed:
+        def __init__(self, name):
+            pass
+
+        def up(self):
+            seen.append(_term_handler_raises())
+            raise Stop
+
+        def down(self):
+            seen.append("down")
+
+    monkeypatch.setattr(bed_attach.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(bed_attach.sp, "run", lambda *a, **k: bed_attach.sp.CompletedProcess(a, 0, "", ""))
+    monkeypatch.setattr(bed_attach.api, "Bed", Bed)
+    monkeypatch.setattr(bed_attach, "aux_down", lambda: None)
+    monkeypatch.setattr(sys, "argv", ["bed_attach.py", "--quick"])
+    with pytest.raises(Stop):
+        bed_attach.main()
+    assert seen == [True]

@@ -196,3 +196,52 @@ def test_bed_attach_unwinds_on_sigterm(monkeypatch):
     with pytest.raises(Stop):
         bed_attach.main()
     assert seen == [True]
+
+
+# --- pacegen's histogram (bench/pace_hist.h): quantiles as linkemud's ----------
+
+_PACE_HIST_MAIN = r"""
+#include <stdlib.h>
+#include "pace_hist.h"
+static struct hist h;
+int main(int argc, char **argv)
+{
+    double q = atof(argv[1]);
+    for (int i = 2; i < argc; i++)
+        hist_add(&h, strtoull(argv[i], NULL, 10));
+    printf("%llu\n", (unsigned long long)hist_q(&h, q));
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def pace_hist(tmp_path_factory):
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.fail("no C compiler")
+    d = tmp_path_factory.mktemp("pace_hist")
+    (d / "main.c").write_text(_PACE_HIST_MAIN)
+    subprocess.run([cc, "-O1", "-I", str(BENCH), "-o", str(d / "q"), str(d / "main.c")], check=True)
+
+    def q(quantile, values):
+        out = subprocess.run([str(d / "q"), str(quantile), *map(str, values)], capture_output=True, text=True,
+                             check=True).stdout
+        return int(out)
+    return q
+
+
+def test_pacegen_quantile_is_the_nearest_rank(pace_hist):
+    """The q-quantile of n values is the ceil(q n)-th smallest (nearest
+    rank), read as its bin's upper edge: linkemud's le_hist_quantile, so
+    that pacegen's lateness and one-way time read like linkemud's error.
+    100 values one per 100 ns bin, 50 .. 9,950 ns: p99 is the 99th
+    (9,850 ns, bin edge 9,900), not the maximum; p50 the 50th."""
+    values = [50 + 100 * i for i in range(100)]
+    assert pace_hist(0.99, values) == 9_900
+    assert pace_hist(0.5, values) == 5_000
+    # Where q n is not a whole number both conventions agree: 0.99 of 150 -> the 149th.
+    assert pace_hist(0.99, [50 + 100 * i for i in range(150)]) == 14_900
+    assert pace_hist(0.99, [7]) == 7 and pace_hist(0.999, []) == 0

@@ -29,17 +29,20 @@ static void hist_add(struct hist *h, uint64_t ns)
 	h->bin[b]++;
 }
 
-/* Upper edge of the bin holding quantile q (ns). */
+/* Upper edge of the bin holding quantile q (ns): the ceil(q n)-th
+ * smallest value (nearest rank), as linkemud's le_hist_quantile reads its
+ * error, so that the source's figures and the emulator's compare. */
 static uint64_t hist_q(const struct hist *h, double q)
 {
 	if (!h->n)
 		return 0;
-	uint64_t want = (uint64_t)(q * (double)h->n), seen = 0;
-	if (want >= h->n)
-		want = h->n - 1;
+	double r = q * (double)h->n;
+	uint64_t rank = r < 1.0 ? 1 : r >= (double)h->n ? h->n : (uint64_t)r, seen = 0;
+	if (rank < h->n && (double)rank < r)
+		rank++; /* ceil, without libm */
 	for (uint64_t b = 0; b < HIST_BINS; b++) {
 		seen += h->bin[b];
-		if (seen > want)
+		if (seen >= rank)
 			return (b + 1) * HIST_NS < h->max ? (b + 1) * HIST_NS : h->max;
 	}
 	return h->max;

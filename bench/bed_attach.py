@@ -65,6 +65,9 @@ from linkemu import api  # noqa: E402
 from linkemu.bed import netns, paths, procs, testbed  # noqa: E402
 from linkemu.daemon import daemon  # noqa: E402
 
+sys.path.insert(0, str(REPO / "bench"))
+from children import run_interruptible  # noqa: E402
+
 BED, AUX = "lq", "lr"
 SRC, DST = "198.18.0.1", "198.18.0.2"
 TOOL_CPU, FWD_CPU = "0", "1"
@@ -414,6 +417,12 @@ def med(rows: list[dict], k: str):
 
 
 def main() -> int:
+    # SIGTERM unwinds like Ctrl-C: the forwarder of the moment is stopped
+    # (one()'s finally), the aux namespaces and the bed taken down.
+    return run_interruptible(measure)
+
+
+def measure() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="one round, fewer attachments")

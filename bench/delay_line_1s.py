@@ -104,8 +104,10 @@ def run(lcore, seconds, extra, link=LINK):
                     "t": time.monotonic() - t0, "time_ns": st["time_ns"], "tx": a["tx"], "rx": a["rx"],
                     "held": a["in_flight"], "slots": st.get("compact", {}).get("a2b", {}).get("in_use", 0),
                     "huge_kib": proc_kib(p.pid, "HugetlbPages"), "rss_kib": proc_kib(p.pid, "VmRSS"),
+                    "since_reset": reset_done, "error_p99_ns": a["emulation_error_ns"]["p99"],
                 })
-                # The error histogram from here on: the line is full and sending.
+                # The error histogram from here on: the line is full and
+                # sending (the samples' reports; the final one is the run's).
                 if not reset_done and samples[-1]["t"] >= 1.5:
                     ask(sock, "reset stats")
                     reset_done = True
@@ -115,9 +117,7 @@ def run(lcore, seconds, extra, link=LINK):
         final = json.load(open(stats))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    steady = [s for s in samples if s["t"] >= 2.0]
-    rate = ((steady[-1]["tx"] - steady[0]["tx"]) / ((steady[-1]["time_ns"] - steady[0]["time_ns"]) / 1e9)
-            if len(steady) > 1 else 0.0)
+    rate, error_p99 = sustained(samples, final)
     peak = max(samples, key=lambda s: s["held"])
     a = final["directions"]["a2b"]
     return {
@@ -126,11 +126,27 @@ def run(lcore, seconds, extra, link=LINK):
         "rss_peak_mib": hwm / 1024,
         "total_mib": max(s["huge_kib"] for s in samples) / 1024 + hwm / 1024,
         "sustained_pps": rate,
-        "error_p99_ns": a["emulation_error_ns"]["p99"],
+        "error_p99_ns": error_p99,
         "queue_full": a["dropped"].get("queue_full", 0),
         "compact": final.get("compact", {}).get("a2b"),
         "conserved": final["conserved"], "samples": samples,
     }
+
+
+def sustained(samples, final):
+    """(frames sent per second, emulation error p99) once the line is full
+    and sending: over the samples taken after the `reset stats` and from
+    2 s on, whose counters all start at the reset (one taken before it
+    counts from the start: a rate across the two is meaningless); the
+    error from the last of them, the histogram since the reset. The final
+    report (--stats-file) is the whole run's, filling and all; it is the
+    fallback only when no sample followed the reset."""
+    steady = [s for s in samples if s["t"] >= 2.0 and s["since_reset"]]
+    rate = ((steady[-1]["tx"] - steady[0]["tx"]) / ((steady[-1]["time_ns"] - steady[0]["time_ns"]) / 1e9)
+            if len(steady) > 1 else 0.0)
+    after = [s for s in samples if s["since_reset"]]
+    p99 = after[-1]["error_p99_ns"] if after else final["directions"]["a2b"]["emulation_error_ns"]["p99"]
+    return rate, p99
 
 
 def main():

@@ -57,7 +57,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from children import eal_prefix, running, wait_ready  # noqa: E402
 from delay_line_1s import ask as control  # noqa: E402
 from forwarding import linkemud_path, run_noisefloor  # noqa: E402
-from forwarding_paced import DESIGNED, ROWS, add_isolate_argument, keep_off, machine, run_isolated_if_asked  # noqa: E402,E501
+from forwarding_paced import (DESIGNED, ROWS, add_isolate_argument, keep_off, machine, median_rung,  # noqa: E402
+                              run_isolated_if_asked)
 from linkemu.bed import isolation  # noqa: E402
 
 LADDER = [7.44e6, 10e6, 14.88e6, 20e6, 29.76e6]  # total; 14.88: 10 GbE of 64-byte frames one way, 29.76: both ways
@@ -82,7 +83,7 @@ def run_rung(a, link, rate):
                 wait_ready(p)
                 time.sleep(a.warmup)
                 control(ctl, "reset stats")
-                t0 = control(ctl, "stats")["stats"]["time_ns"]
+                first = control(ctl, "stats")["stats"]
                 time.sleep(a.seconds)
                 window = control(ctl, "stats")["stats"]
                 p.send_signal(signal.SIGINT)
@@ -95,9 +96,9 @@ def run_rung(a, link, rate):
                 os.unlink(ctl)
     d = window["directions"]
     bad = {f"{x}_{k}": v for x in ("a2b", "b2a") for k, v in d[x]["dropped"].items() if v and k not in DESIGNED}
-    seconds = (window["time_ns"] - t0) / 1e9
+    rx_pps, seconds = window_rate(first, window)
     return {
-        "rx_pps": sum(d[x]["rx"] for x in ("a2b", "b2a")) / seconds,
+        "rx_pps": rx_pps,
         "missed": sum(d[x]["paced_source"]["missed"] for x in ("a2b", "b2a")),
         "bad_drops": bad, "conserved": final["conserved"] and window["conserved"],
         **{f"err_{q}_ns": worse(d, lambda x, q=q: x["emulation_error_ns"][q]) for q in ("p50", "p99", "p999", "max")},
@@ -106,6 +107,17 @@ def run_rung(a, link, rate):
         "longest_gap_ns": worse(d, lambda x: x["poll_gaps"]["over_1us"]["max"]),
         "window_s": seconds,
     }
+
+
+def window_rate(first, window):
+    """(frames received per second, seconds) over the window, from two
+    `stats` reports taken after the `reset stats`: the frames counted
+    between the two, over the time between them. The reset's own moment
+    is not reported, and the first report comes a control round trip
+    after it (ms on a busy machine): its frames are not the window's."""
+    seconds = (window["time_ns"] - first["time_ns"]) / 1e9
+    rx = lambda r: sum(r["directions"][x]["rx"] for x in ("a2b", "b2a"))  # noqa: E731
+    return (rx(window) - rx(first)) / seconds, seconds
 
 
 def verdict(r, rate, bound_ns, ring):
@@ -144,6 +156,13 @@ def highest(ladder, rs, key):
             break
         top = rate
     return top
+
+
+def row_summary(name, link, carried, on_time, runs):
+    """A row's two figures: the medians over rounds of the highest rung
+    carried and on time, each a rung (median_rung)."""
+    return {"name": name, "link": link, "carried_per_round_pps": carried, "carried_pps": median_rung(carried),
+            "on_time_per_round_pps": on_time, "on_time_pps": median_rung(on_time), "runs": runs}
 
 
 def main():
@@ -216,11 +235,7 @@ def measure(a, moved):
                     break
             carried[name].append(highest(ladder, measured, "lost"))
             on_time[name].append(highest(ladder, measured, "fail"))
-    out = []
-    for name, link in rows:
-        out.append({"name": name, "link": link, "carried_per_round_pps": carried[name],
-                    "carried_pps": statistics.median(carried[name]), "on_time_per_round_pps": on_time[name],
-                    "on_time_pps": statistics.median(on_time[name]), "runs": runs[name]})
+    out = [row_summary(name, link, carried[name], on_time[name], runs[name]) for name, link in rows]
     return {"rounds": a.rounds, "seconds": a.seconds, "bound_ns": bound, "ring": a.ring, "ladder": ladder,
             "machine_before": before, "machine_after": machine(),
             "isolated": isolation.describe(moved) if moved else None,

@@ -248,6 +248,34 @@ def verdict(r, rate, bound_ns):
     return why
 
 
+def median_rung(tops):
+    """The median over rounds of the highest rung each passed, as a rung:
+    with an even number of rounds, the lower of the middle two (a rung
+    passed in at least half the rounds), not their mean, which is a rate
+    on no ladder that no round measured."""
+    return statistics.median_low(tops)
+
+
+def row_summary(name, link, best, results, ladder):
+    """A row's figures from its rounds: best, the highest rung passed per
+    round; results, {rate: [run, ...]}."""
+    claimed = median_rung(best)
+    at = [r for r in results.get(claimed, []) if not r["fail"]]
+    med = lambda f: statistics.median(f(r) for r in at) if at else None  # noqa: E731
+    return {
+        "name": name, "link": link, "per_round_best_pps": best, "claimed_pps": claimed,
+        "p50_ns": med(lambda r: r["p50_ns"]) if link is not None else None,
+        "p99_ns": med(lambda r: r["p99_ns"]) if link is not None else None,
+        "p999_ns": med(lambda r: r["p999_ns"]) if link is not None else None,
+        "source_lateness_p99_ns": med(lambda r: r["gen"]["burst_lateness_ns"]["p99"]),
+        "source_lateness_p999_ns": med(lambda r: r["gen"]["burst_lateness_ns"]["p999"]),
+        "oneway_p99_ns": med(lambda r: r["gen"]["oneway_ns"]["p99"]),
+        "first_failure": next((r["fail"] for rate in ladder if rate > claimed
+                               for r in results.get(rate, []) if r["fail"]), None),
+        "runs": {f"{k / 1e6:g}": v for k, v in results.items()},
+    }
+
+
 def machine():
     """Load average and CPU pressure (some avg10): a busy machine's figures mean little."""
     load = open("/proc/loadavg").read().split()[:3]
@@ -353,23 +381,7 @@ def run(a, moved):
                     top = rate
             best[name].append(top)
     after = machine()
-    out = []
-    for name, link in programs:
-        claimed = statistics.median(best[name])
-        at = [r for r in results[name].get(claimed, []) if not r["fail"]]
-        med = lambda f: statistics.median(f(r) for r in at) if at else None  # noqa: E731
-        out.append({
-            "name": name, "link": link, "per_round_best_pps": best[name], "claimed_pps": claimed,
-            "p50_ns": med(lambda r: r["p50_ns"]) if link is not None else None,
-            "p99_ns": med(lambda r: r["p99_ns"]) if link is not None else None,
-            "p999_ns": med(lambda r: r["p999_ns"]) if link is not None else None,
-            "source_lateness_p99_ns": med(lambda r: r["gen"]["burst_lateness_ns"]["p99"]),
-            "source_lateness_p999_ns": med(lambda r: r["gen"]["burst_lateness_ns"]["p999"]),
-            "oneway_p99_ns": med(lambda r: r["gen"]["oneway_ns"]["p99"]),
-            "first_failure": next((r["fail"] for rate in ladder if rate > claimed
-                                   for r in results[name].get(rate, []) if r["fail"]), None),
-            "runs": {f"{k / 1e6:g}": v for k, v in results[name].items()},
-        })
+    out = [row_summary(name, link, best[name], results[name], ladder) for name, link in programs]
     base = out[0]["claimed_pps"] if not a.no_testpmd else None
     for o in out:
         o["ratio"] = o["claimed_pps"] / base if base else None

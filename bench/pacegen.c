@@ -45,55 +45,12 @@
 #include <rte_pause.h>
 
 #include "dpdk_kit.h"
+#include "pace_hist.h"
 
 #define NPORTS 2
 #define FRAME_LEN 64
 #define STAMP_OFF 42 /* UDP payload: the burst's TSC */
-#define HIST_NS 100   /* histogram bin width */
-#define HIST_BINS 200000 /* 20 ms */
 #define RX_BURST 64
-
-
-struct hist {
-	uint64_t n, max, over;
-	uint32_t bin[HIST_BINS];
-};
-
-static void hist_add(struct hist *h, uint64_t ns)
-{
-	h->n++;
-	if (ns > h->max)
-		h->max = ns;
-	uint64_t b = ns / HIST_NS;
-	if (b >= HIST_BINS) {
-		h->over++;
-		b = HIST_BINS - 1;
-	}
-	h->bin[b]++;
-}
-
-/* Upper edge of the bin holding quantile q (ns). */
-static uint64_t hist_q(const struct hist *h, double q)
-{
-	if (!h->n)
-		return 0;
-	uint64_t want = (uint64_t)(q * (double)h->n), seen = 0;
-	if (want >= h->n)
-		want = h->n - 1;
-	for (uint64_t b = 0; b < HIST_BINS; b++) {
-		seen += h->bin[b];
-		if (seen > want)
-			return (b + 1) * HIST_NS < h->max ? (b + 1) * HIST_NS : h->max;
-	}
-	return h->max;
-}
-
-static void hist_json(const char *name, const struct hist *h)
-{
-	printf("\"%s\": {\"count\": %" PRIu64 ", \"p50\": %" PRIu64 ", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64
-	       ", \"max\": %" PRIu64 ", \"over_20ms\": %" PRIu64 "}",
-	       name, h->n, hist_q(h, 0.5), hist_q(h, 0.99), hist_q(h, 0.999), h->max, h->over);
-}
 
 static struct hist lateness, oneway;
 

@@ -192,17 +192,19 @@ def main() -> int:
     if os.geteuid() != 0:
         print("tail_wait: skipped: needs root (network namespaces)")
         return 0
-    if not o.isolate_lcore:
-        return measure(o, {})
 
     def isolated_measure():
+        if not o.isolate_lcore:
+            return measure(o, {})
         # Not this process: the bed derives the daemon's CPU from its
         # affinity (linkemu.bed.cpus), and it mostly sleeps.
         with isolation.isolated(cpus.daemon_cpu(), keep={os.getpid()},
                                 say=lambda line: print(line, file=sys.stderr)) as moved:
             return measure(o, moved)
 
-    # SIGTERM too must reach the end of isolated(), which moves them back.
+    # SIGTERM unwinds like Ctrl-C, isolated or not: the daemon of the
+    # moment is stopped, the bed taken down (measure's finally), and
+    # isolated() moves the threads back.
     return run_interruptible(isolated_measure)
 
 

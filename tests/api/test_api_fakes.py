@@ -73,6 +73,18 @@ def _started_link(bed, monkeypatch, popen):
 # --- the bed's life cycle -------------------------------------------------------------
 
 
+def test_nested_with_leaves_the_bed_to_the_outer_one(fake_pair):
+    """The outer `with` built the bed: it removes it, whatever an inner
+    `with` of the same bed did (that one found it up: not its own)."""
+    bed, state = fake_pair
+    with bed:
+        with bed:
+            pass
+        assert state["up"], "the inner with removed a bed it did not build"
+    assert not state["up"], "the outer with left up the bed it built"
+    assert state["downs"] == 1
+
+
 def test_with_twice_in_a_row_builds_and_removes_each_time(fake_pair):
     bed, state = fake_pair
     for _ in range(2):

@@ -61,7 +61,9 @@ class Bed:
     def __init__(self, name: str = testbed.DEFAULT_BED, *, _layout=None):
         self.layout = _layout if _layout is not None else _load_layout(name)
         self.name = self.layout.name
-        self._built_here = False
+        # One entry per `with` in progress (they may nest): whether that
+        # entry built the bed, so that its exit removes it.
+        self._built_here: list[bool] = []
         self._links: list[Link] = []
 
     # --- kinds of bed ------------------------------------------------------------------
@@ -150,7 +152,7 @@ class Bed:
                 with shielded():
                     self.down()
             raise
-        self._built_here = not was_up
+        self._built_here.append(not was_up)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -165,7 +167,7 @@ class Bed:
                         except LinkemuError:
                             pass
             finally:
-                if self._built_here:
+                if self._built_here.pop():
                     self.down()
 
     # --- the daemon ------------------------------------------------------------------------

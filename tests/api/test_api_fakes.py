@@ -103,6 +103,17 @@ def test_with_on_a_bed_up_before_leaves_it_up(fake_pair):
     assert state["up"] and state["downs"] == 0
 
 
+def test_down_forgets_every_link(fake_pair):
+    """down() drops all the bed's links (a later `with` exit must not stop
+    them again): it removed from the list it iterated, forgetting every
+    other one."""
+    bed, _ = fake_pair
+    links = [api.Link(bed, pid, None) for pid in (11, 12, 13)]
+    bed._links.extend(links)
+    bed.down()
+    assert bed._links == []
+
+
 # --- a link after it stopped --------------------------------------------------------------
 
 def test_stopped_link_refuses_control_clearly(fake_pair, monkeypatch):

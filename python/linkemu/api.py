@@ -114,7 +114,7 @@ class Bed:
 
     def down(self) -> list[str]:
         """Remove everything linkemu created for the bed (what was done)."""
-        for link in self._links:
+        for link in list(self._links):     # _forget removes it from _links
             link._forget()
         if self.kind == "ports":
             return ports.down(self.layout)

@@ -127,6 +127,16 @@ def test_stopped_link_refuses_control_clearly(fake_pair, monkeypatch):
             call()
 
 
+def test_exit_code_is_none_when_we_stopped_the_daemon(fake_pair, monkeypatch):
+    """docs/python.md: exit_code() is set only if the daemon exited by
+    itself; after link.stop() it was our SIGTERM's -15."""
+    bed, _ = fake_pair
+    link = _started_link(bed, monkeypatch, FakePopen())
+    assert link.exit_code() is None
+    link.stop()
+    assert link.exit_code() is None
+
+
 def test_exit_code_of_a_daemon_that_exited_by_itself_survives_stop(fake_pair, monkeypatch):
     bed, _ = fake_pair
     popen = FakePopen()

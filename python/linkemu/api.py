@@ -313,6 +313,9 @@ class Link:
         self.report: FinalReport | None = None
         self._client: control.ControlClient | None = None
         self._detached = False
+        # Once stop() has signalled the daemon: its exit status before that
+        # (None: it was running, so whatever it exits with now is ours).
+        self._stopped: tuple[int | None] | None = None
 
     @property
     def pmd(self) -> str | None:
@@ -333,6 +336,8 @@ class Link:
 
     def exit_code(self) -> int | None:
         """The daemon's exit status if it exited on its own, else None."""
+        if self._stopped is not None:
+            return self._stopped[0]
         if self._daemon is not None and self._daemon.popen is not None:
             return self._daemon.popen.poll()
         return None
@@ -375,6 +380,8 @@ class Link:
             return self.report
         self._close()
         popen = self._daemon.popen if self._daemon else None
+        if self._stopped is None:
+            self._stopped = (popen.poll() if popen is not None else None,)
         res = daemon.stop(self.bed.layout, popen)
         if self.bed.kind == "ports":
             ports.restore(self.bed.layout)

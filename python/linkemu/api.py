@@ -256,7 +256,7 @@ class Bed:
                             env=_env(env), **kw)
         if check and cp.returncode != 0:
             msg = (cp.stderr or cp.stdout or "").strip() if capture else ""
-            raise LinkemuError(f"{' '.join(cmd)} on {role} exited with {cp.returncode}"
+            raise LinkemuError(f"{' '.join(map(os.fsdecode, cmd))} on {role} exited with {cp.returncode}"
                                + (f": {msg}" if msg else ""))
         return cp
 

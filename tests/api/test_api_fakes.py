@@ -161,6 +161,13 @@ def test_exec_check_names_a_command_with_path_words(fake_pair, monkeypatch):
         bed.exec("src", ["cat", Path("/nonexistent")], check=True, cpus=None)
 
 
+def test_empty_command_is_a_usage_error(fake_pair):
+    bed, _ = fake_pair
+    for cmd in ([], ()):
+        with pytest.raises(linkemu.UsageError, match="empty command"):
+            bed.argv("src", cmd)
+
+
 @pytest.mark.parametrize("role", ["a", "SRC", "", "b2a"])
 def test_bad_sides(fake_pair, role):
     bed, _ = fake_pair

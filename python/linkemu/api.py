@@ -243,8 +243,11 @@ class Bed:
         (tool_cpus()); None: wherever the scheduler likes."""
         if isinstance(cmd, str):
             raise UsageError("give the command as a list of words, e.g. ['ping', '-c', '3', ADDR]")
+        cmd = list(cmd)
+        if not cmd:
+            raise UsageError(f"empty command for side '{role}': give at least the program")
         cpus = tool_cpus() if cpus == "auto" else cpus
-        return netns.ns_exec_argv(self.ref(role), list(cmd), cpus)
+        return netns.ns_exec_argv(self.ref(role), cmd, cpus)
 
     def exec(self, role: str, cmd: Sequence[str], *, check: bool = False,
              timeout: float | None = None, capture: bool = True, env: dict | None = None,

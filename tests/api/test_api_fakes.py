@@ -196,6 +196,18 @@ def _resolve(dotted: str):
     raise ImportError(dotted)
 
 
+def test_docs_dotted_names_exist():
+    names = set(re.findall(r"\blinkemu(?:\.[A-Za-z_]\w*)+", DOC))
+    assert names
+    for n in sorted(names):
+        if n.startswith("linkemu.bed") and n.count(".") == 1:
+            continue                                  # `linkemu.Bed` is matched above
+        try:
+            _resolve(n)
+        except (ImportError, AttributeError) as e:
+            pytest.fail(f"docs/python.md names {n}, which does not exist ({e})")
+
+
 def test_docs_methods_and_attributes_exist():
     bed_names = set(re.findall(r"\bbed\.(\w+)", DOC)) | set(
         re.findall(r"linkemu\.Bed\.(\w+)", DOC))

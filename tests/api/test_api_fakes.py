@@ -209,9 +209,9 @@ def test_docs_dotted_names_exist():
 
 
 def test_docs_methods_and_attributes_exist():
-    bed_names = set(re.findall(r"\bbed\.(\w+)", DOC)) | set(
+    bed_names = set(re.findall(r"(?<![\w.])bed\.(\w+)", DOC)) | set(
         re.findall(r"linkemu\.Bed\.(\w+)", DOC))
-    link_names = set(re.findall(r"\blink\.(\w+)", DOC))
+    link_names = set(re.findall(r"(?<![\w.])link\.(\w+)", DOC))
     stats_names = set(re.findall(r"\bstats\.(\w+)", DOC))
     assert {"up", "down", "exec", "popen", "addr", "ref", "run", "between"} <= bed_names
     for n in bed_names:

@@ -1,0 +1,68 @@
+"""`linkemu cc` against a fake bpftool (no root, nothing loaded into the
+kernel): what load and unload do when a step fails or cannot see."""
+
+from __future__ import annotations
+
+import pytest
+
+from linkemu.bed import bpfcc
+from linkemu.errors import LinkemuError
+
+
+class FakeKernel:
+    """bpftool and /proc's list of congestion controls, in memory."""
+
+    def __init__(self, monkeypatch, *, fail_build=(), show_error=None):
+        self.regs: dict[str, int] = {}
+        self.calls: list[list[str]] = []
+        self.show_error = show_error
+        self.fail_build = set(fail_build)
+        monkeypatch.setattr(bpfcc, "require_support", lambda: None)
+        monkeypatch.setattr(bpfcc.shutil, "which", lambda t: f"/usr/sbin/{t}")
+        monkeypatch.setattr(bpfcc, "available",
+                            lambda: ["reno", "cubic", *sorted(self.regs)])
+        monkeypatch.setattr(bpfcc, "build", self.build)
+        monkeypatch.setattr(bpfcc, "_run", self.run)
+
+    def build(self, alg):
+        if alg.name in self.fail_build:
+            raise LinkemuError(f"compiling {alg.name} (lfp_cc.bpf.c) failed (exit 1)")
+        return f"/build/{alg.name}.bpf.o"
+
+    def run(self, cmd, what, timeout=120):
+        import json
+        self.calls.append(cmd)
+        if cmd[:4] == ["bpftool", "-j", "struct_ops", "show"]:
+            if self.show_error:
+                raise LinkemuError(f"{what} failed (exit 255):\n  {self.show_error}")
+            return json.dumps([{"id": i, "name": n, "kernel_struct_ops": "tcp_congestion_ops"}
+                               for n, i in self.regs.items()])
+        if cmd[:3] == ["bpftool", "struct_ops", "register"]:
+            name = cmd[3].rsplit("/", 1)[1].split(".")[0]
+            self.regs[name] = 100 + len(self.regs)
+            return ""
+        if cmd[:3] == ["bpftool", "struct_ops", "unregister"]:
+            del self.regs[cmd[-1]]
+            return ""
+        raise AssertionError(f"unexpected command {cmd}")
+
+
+def test_load_twice_registers_once(monkeypatch):
+    k = FakeKernel(monkeypatch)
+    assert bpfcc.load() == ["lfp_fixed", "lfp_adapt"]
+    assert bpfcc.load() == []
+    assert sorted(k.regs) == ["lfp_adapt", "lfp_fixed"]
+    assert bpfcc.unload(["lfp_fixed"]) == ["lfp_fixed"]
+    assert bpfcc.unload(["lfp_fixed"]) == []               # not loaded: nothing to do
+    assert list(k.regs) == ["lfp_adapt"]
+
+
+@pytest.mark.parametrize("names", [["nosuch"], ["lfp_fixed", "LFP_FIXED"], [""]])
+def test_names_are_checked_before_anything_runs(monkeypatch, names):
+    k = FakeKernel(monkeypatch)
+    for fn in (bpfcc.load, bpfcc.unload):
+        with pytest.raises(bpfcc.UsageError, match="unknown BPF congestion control"):
+            fn(names)
+    with pytest.raises(bpfcc.UsageError):
+        bpfcc.stats(names[-1])
+    assert k.calls == []

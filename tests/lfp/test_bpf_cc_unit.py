@@ -66,3 +66,22 @@ def test_names_are_checked_before_anything_runs(monkeypatch, names):
     with pytest.raises(bpfcc.UsageError):
         bpfcc.stats(names[-1])
     assert k.calls == []
+
+
+def test_a_failed_load_leaves_nothing_registered(monkeypatch):
+    """`cc load` of both, the second failing to build: the first, which this
+    call registered, is unregistered again (all or nothing), so no
+    algorithm stays in the kernel that the command reported as failed."""
+    k = FakeKernel(monkeypatch, fail_build={"lfp_adapt"})
+    with pytest.raises(LinkemuError, match="compiling lfp_adapt"):
+        bpfcc.load()
+    assert k.regs == {}
+    assert ["bpftool", "struct_ops", "unregister", "name", "lfp_fixed"] in k.calls
+
+
+def test_a_failed_load_keeps_what_was_there_before(monkeypatch):
+    k = FakeKernel(monkeypatch, fail_build={"lfp_adapt"})
+    bpfcc.load(["lfp_fixed"])
+    with pytest.raises(LinkemuError):
+        bpfcc.load()
+    assert list(k.regs) == ["lfp_fixed"]

@@ -147,22 +147,34 @@ def registered() -> dict[str, int]:
 
 def load(names: list[str] | None = None) -> list[str]:
     """Build and register; already registered ones are left as they are.
-    Returns what this call registered."""
+    Returns what this call registered. If any step fails, what this call
+    registered is unregistered again before the error is raised."""
     algs = _pick(names)
     require_support()
     done = []
     have = registered()
-    for a in algs:
-        if a.name in have or a.name in available():
-            continue
-        obj = build(a)
-        _run(["bpftool", "struct_ops", "register", str(obj)],
-             f"registering {a.name} (bpftool struct_ops register; the kernel needs "
-             f"CONFIG_BPF_JIT and BPF struct_ops support)")
-        if a.name not in available():
-            raise LinkemuError(f"{a.name} was registered but the kernel does not offer it "
-                               f"in {AVAILABLE}")
-        done.append(a.name)
+    try:
+        for a in algs:
+            if a.name in have or a.name in available():
+                continue
+            obj = build(a)
+            _run(["bpftool", "struct_ops", "register", str(obj)],
+                 f"registering {a.name} (bpftool struct_ops register; the kernel needs "
+                 f"CONFIG_BPF_JIT and BPF struct_ops support)")
+            done.append(a.name)     # registered: undone below if a later step fails
+            if a.name not in available():
+                raise LinkemuError(f"{a.name} was registered but the kernel does not offer "
+                                   f"it in {AVAILABLE}")
+    except BaseException:
+        # All or nothing: what this call registered goes again, so a failed
+        # load leaves the kernel's TCP as it found it.
+        for name in reversed(done):
+            try:
+                _run(["bpftool", "struct_ops", "unregister", "name", name],
+                     f"unregistering {name} after the failed load", 30)
+            except LinkemuError:
+                pass
+        raise
     return done
 
 

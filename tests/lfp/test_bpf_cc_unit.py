@@ -85,3 +85,22 @@ def test_a_failed_load_keeps_what_was_there_before(monkeypatch):
     with pytest.raises(LinkemuError):
         bpfcc.load()
     assert list(k.regs) == ["lfp_fixed"]
+
+
+def test_unload_that_cannot_see_says_so(monkeypatch):
+    """Without root, bpftool cannot list struct_ops (exit 255, 'Operation
+    not permitted'): unload must fail saying why, not report 'none (not
+    loaded)' while both stay registered."""
+    k = FakeKernel(monkeypatch)
+    bpfcc.load()
+    k.show_error = "can't get next map: Operation not permitted"
+    with pytest.raises(LinkemuError, match="Operation not permitted"):
+        bpfcc.unload()
+    assert sorted(k.regs) == ["lfp_adapt", "lfp_fixed"]
+
+
+def test_unload_without_bpftool_says_so(monkeypatch):
+    FakeKernel(monkeypatch)
+    monkeypatch.setattr(bpfcc.shutil, "which", lambda t: None)
+    with pytest.raises(LinkemuError, match="bpftool"):
+        bpfcc.unload(["lfp_fixed"])

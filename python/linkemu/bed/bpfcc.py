@@ -132,14 +132,22 @@ def build(alg: Algorithm) -> Path:
     return obj
 
 
-def registered() -> dict[str, int]:
-    """struct_ops maps registered now: name -> id."""
+def registered(strict: bool = False) -> dict[str, int]:
+    """struct_ops maps registered now: name -> id. When bpftool is missing
+    or cannot list them (not root): {}, or with strict a LinkemuError
+    saying why (for a caller that acts on the answer, e.g. unload)."""
     if shutil.which("bpftool") is None:
+        if strict:
+            raise LinkemuError("bpftool not found: it lists and unregisters BPF congestion "
+                               "controls (install the Debian package bpftool)")
         return {}
     try:
         out = _run(["bpftool", "-j", "struct_ops", "show"], "bpftool struct_ops show", 30)
         rows = json.loads(out or "[]")
-    except (LinkemuError, ValueError):
+    except (LinkemuError, ValueError) as e:
+        if strict:
+            raise LinkemuError(f"cannot tell which BPF congestion controls are registered "
+                               f"(root needed): {e}") from e
         return {}
     return {r.get("name"): r.get("id") for r in rows
             if r.get("kernel_struct_ops") == "tcp_congestion_ops"}
@@ -180,7 +188,7 @@ def load(names: list[str] | None = None) -> list[str]:
 
 def unload(names: list[str] | None = None) -> list[str]:
     algs = _pick(names)
-    have = registered()
+    have = registered(strict=True)     # {} must mean "none registered", not "cannot see"
     done = []
     for a in algs:
         if a.name not in have:

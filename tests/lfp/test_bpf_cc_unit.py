@@ -104,3 +104,19 @@ def test_unload_without_bpftool_says_so(monkeypatch):
     monkeypatch.setattr(bpfcc.shutil, "which", lambda t: None)
     with pytest.raises(LinkemuError, match="bpftool"):
         bpfcc.unload(["lfp_fixed"])
+
+
+def test_stats_of_an_algorithm_not_loaded_says_so(monkeypatch):
+    """bpftool finds no map lfp_fixed_st and says nothing (exit 255, no
+    output): the error was 'reading lfp_fixed_st (is lfp_fixed loaded?)
+    failed (exit 255):' and a blank line."""
+    k = FakeKernel(monkeypatch)
+    run = k.run
+
+    def run_no_map(cmd, what, timeout=120):
+        if cmd[:4] == ["bpftool", "-j", "map", "dump"]:
+            raise LinkemuError(f"{what} failed (exit 255):\n  ")
+        return run(cmd, what, timeout)
+    monkeypatch.setattr(bpfcc, "_run", run_no_map)
+    with pytest.raises(LinkemuError, match=r"lfp_fixed is not loaded .*linkemu cc load lfp_fixed"):
+        bpfcc.stats("lfp_fixed")

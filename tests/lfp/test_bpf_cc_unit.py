@@ -118,5 +118,5 @@ def test_stats_of_an_algorithm_not_loaded_says_so(monkeypatch):
             raise LinkemuError(f"{what} failed (exit 255):\n  ")
         return run(cmd, what, timeout)
     monkeypatch.setattr(bpfcc, "_run", run_no_map)
-    with pytest.raises(LinkemuError, match=r"lfp_fixed is not loaded .*linkemu cc load lfp_fixed"):
+    with pytest.raises(LinkemuError, match=r"lfp_fixed is not loaded.*linkemu cc load lfp_fixed"):
         bpfcc.stats("lfp_fixed")

@@ -202,6 +202,9 @@ def unload(names: list[str] | None = None) -> list[str]:
 def stats(name: str) -> dict:
     """The algorithm's counters (zeros never loaded -> LinkemuError)."""
     a = _pick([name])[0]
+    if a.name not in available():
+        raise LinkemuError(f"{a.name} is not loaded, so it has no counters: "
+                           f"`linkemu cc load {a.name}` first")
     out = _run(["bpftool", "-j", "map", "dump", "name", a.stats_map],
                f"reading {a.stats_map} (is {a.name} loaded?)", 30)
     try:

@@ -61,7 +61,9 @@ class Bed:
     def __init__(self, name: str = testbed.DEFAULT_BED, *, _layout=None):
         self.layout = _layout if _layout is not None else _load_layout(name)
         self.name = self.layout.name
-        self._built_here = False
+        # One entry per `with` in progress (they may nest): whether that
+        # entry built the bed, so that its exit removes it.
+        self._built_here: list[bool] = []
         self._links: list[Link] = []
 
     # --- kinds of bed ------------------------------------------------------------------
@@ -112,7 +114,7 @@ class Bed:
 
     def down(self) -> list[str]:
         """Remove everything linkemu created for the bed (what was done)."""
-        for link in self._links:
+        for link in list(self._links):     # _forget removes it from _links
             link._forget()
         if self.kind == "ports":
             return ports.down(self.layout)
@@ -150,7 +152,8 @@ class Bed:
                 with shielded():
                     self.down()
             raise
-        self._built_here = not was_up
+        # setdefault: a subclass may skip __init__ (tests/bed's stand-ins do)
+        self.__dict__.setdefault("_built_here", []).append(not was_up)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -165,7 +168,8 @@ class Bed:
                         except LinkemuError:
                             pass
             finally:
-                if self._built_here:
+                built = self.__dict__.get("_built_here")
+                if built and built.pop():
                     self.down()
 
     # --- the daemon ------------------------------------------------------------------------
@@ -241,8 +245,11 @@ class Bed:
         (tool_cpus()); None: wherever the scheduler likes."""
         if isinstance(cmd, str):
             raise UsageError("give the command as a list of words, e.g. ['ping', '-c', '3', ADDR]")
+        cmd = list(cmd)
+        if not cmd:
+            raise UsageError(f"empty command for side '{role}': give at least the program")
         cpus = tool_cpus() if cpus == "auto" else cpus
-        return netns.ns_exec_argv(self.ref(role), list(cmd), cpus)
+        return netns.ns_exec_argv(self.ref(role), cmd, cpus)
 
     def exec(self, role: str, cmd: Sequence[str], *, check: bool = False,
              timeout: float | None = None, capture: bool = True, env: dict | None = None,
@@ -254,7 +261,7 @@ class Bed:
                             env=_env(env), **kw)
         if check and cp.returncode != 0:
             msg = (cp.stderr or cp.stdout or "").strip() if capture else ""
-            raise LinkemuError(f"{' '.join(cmd)} on {role} exited with {cp.returncode}"
+            raise LinkemuError(f"{' '.join(map(os.fsdecode, cmd))} on {role} exited with {cp.returncode}"
                                + (f": {msg}" if msg else ""))
         return cp
 
@@ -311,6 +318,9 @@ class Link:
         self.report: FinalReport | None = None
         self._client: control.ControlClient | None = None
         self._detached = False
+        # Once stop() has signalled the daemon: its exit status before that
+        # (None: it was running, so whatever it exits with now is ours).
+        self._stopped: tuple[int | None] | None = None
 
     @property
     def pmd(self) -> str | None:
@@ -331,6 +341,8 @@ class Link:
 
     def exit_code(self) -> int | None:
         """The daemon's exit status if it exited on its own, else None."""
+        if self._stopped is not None:
+            return self._stopped[0]
         if self._daemon is not None and self._daemon.popen is not None:
             return self._daemon.popen.poll()
         return None
@@ -373,6 +385,8 @@ class Link:
             return self.report
         self._close()
         popen = self._daemon.popen if self._daemon else None
+        if self._stopped is None:
+            self._stopped = (popen.poll() if popen is not None else None,)
         res = daemon.stop(self.bed.layout, popen)
         if self.bed.kind == "ports":
             ports.restore(self.bed.layout)

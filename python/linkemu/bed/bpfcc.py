@@ -132,14 +132,22 @@ def build(alg: Algorithm) -> Path:
     return obj
 
 
-def registered() -> dict[str, int]:
-    """struct_ops maps registered now: name -> id."""
+def registered(strict: bool = False) -> dict[str, int]:
+    """struct_ops maps registered now: name -> id. When bpftool is missing
+    or cannot list them (not root): {}, or with strict a LinkemuError
+    saying why (for a caller that acts on the answer, e.g. unload)."""
     if shutil.which("bpftool") is None:
+        if strict:
+            raise LinkemuError("bpftool not found: it lists and unregisters BPF congestion "
+                               "controls (install the Debian package bpftool)")
         return {}
     try:
         out = _run(["bpftool", "-j", "struct_ops", "show"], "bpftool struct_ops show", 30)
         rows = json.loads(out or "[]")
-    except (LinkemuError, ValueError):
+    except (LinkemuError, ValueError) as e:
+        if strict:
+            raise LinkemuError(f"cannot tell which BPF congestion controls are registered "
+                               f"(root needed): {e}") from e
         return {}
     return {r.get("name"): r.get("id") for r in rows
             if r.get("kernel_struct_ops") == "tcp_congestion_ops"}
@@ -147,28 +155,40 @@ def registered() -> dict[str, int]:
 
 def load(names: list[str] | None = None) -> list[str]:
     """Build and register; already registered ones are left as they are.
-    Returns what this call registered."""
+    Returns what this call registered. If any step fails, what this call
+    registered is unregistered again before the error is raised."""
     algs = _pick(names)
     require_support()
     done = []
     have = registered()
-    for a in algs:
-        if a.name in have or a.name in available():
-            continue
-        obj = build(a)
-        _run(["bpftool", "struct_ops", "register", str(obj)],
-             f"registering {a.name} (bpftool struct_ops register; the kernel needs "
-             f"CONFIG_BPF_JIT and BPF struct_ops support)")
-        if a.name not in available():
-            raise LinkemuError(f"{a.name} was registered but the kernel does not offer it "
-                               f"in {AVAILABLE}")
-        done.append(a.name)
+    try:
+        for a in algs:
+            if a.name in have or a.name in available():
+                continue
+            obj = build(a)
+            _run(["bpftool", "struct_ops", "register", str(obj)],
+                 f"registering {a.name} (bpftool struct_ops register; the kernel needs "
+                 f"CONFIG_BPF_JIT and BPF struct_ops support)")
+            done.append(a.name)     # registered: undone below if a later step fails
+            if a.name not in available():
+                raise LinkemuError(f"{a.name} was registered but the kernel does not offer "
+                                   f"it in {AVAILABLE}")
+    except BaseException:
+        # All or nothing: what this call registered goes again, so a failed
+        # load leaves the kernel's TCP as it found it.
+        for name in reversed(done):
+            try:
+                _run(["bpftool", "struct_ops", "unregister", "name", name],
+                     f"unregistering {name} after the failed load", 30)
+            except LinkemuError:
+                pass
+        raise
     return done
 
 
 def unload(names: list[str] | None = None) -> list[str]:
     algs = _pick(names)
-    have = registered()
+    have = registered(strict=True)     # {} must mean "none registered", not "cannot see"
     done = []
     for a in algs:
         if a.name not in have:
@@ -182,6 +202,9 @@ def unload(names: list[str] | None = None) -> list[str]:
 def stats(name: str) -> dict:
     """The algorithm's counters (zeros never loaded -> LinkemuError)."""
     a = _pick([name])[0]
+    if a.name not in available():
+        raise LinkemuError(f"{a.name} is not loaded, so it has no counters: "
+                           f"`linkemu cc load {a.name}` first")
     out = _run(["bpftool", "-j", "map", "dump", "name", a.stats_map],
                f"reading {a.stats_map} (is {a.name} loaded?)", 30)
     try:

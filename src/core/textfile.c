@@ -61,7 +61,12 @@ char *le_quote_bytes(char *out, size_t outlen, const char *p, size_t n, size_t m
 		int esc = 0;
 
 		if (s[i] >= 0x80) {
-			int u = le_utf8_len(s + i);
+			/* le_utf8_len reads up to 4 bytes and stops at a NUL; these
+			 * bytes have none after them (found by fuzz_trace), so it
+			 * reads a NUL-padded copy of what is left. */
+			unsigned char seq[5] = { 0 };
+			memcpy(seq, s + i, n - i < 4 ? n - i : 4);
+			int u = le_utf8_len(seq);
 			if (u > 0 && (size_t)u <= n - i)
 				k = (size_t)u;
 			else

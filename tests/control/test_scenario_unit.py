@@ -212,13 +212,19 @@ def test_check_grammar_with_and_without_check(tmp_path):
 
 # --- playing ---------------------------------------------------------------------------
 
-@pytest.fixture
-def fake():
+def _serving(cls):
+    """A fake daemon of class cls on a control socket in a fresh directory,
+    closed and removed after the test."""
     d = tempfile.mkdtemp(prefix="lc", dir="/tmp")
-    f = FakeDaemon(os.path.join(d, "control.sock"))
+    f = cls(os.path.join(d, "control.sock"))
     yield f
     f.close()
     shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def fake():
+    yield from _serving(FakeDaemon)
 
 
 def sets(fake):
@@ -389,11 +395,7 @@ class StagingFake(FakeDaemon):
 
 @pytest.fixture
 def staging():
-    d = tempfile.mkdtemp(prefix="lc", dir="/tmp")
-    f = StagingFake(os.path.join(d, "control.sock"))
-    yield f
-    f.close()
-    shutil.rmtree(d, ignore_errors=True)
+    yield from _serving(StagingFake)
 
 
 def _applied_as_asked(out: dict) -> list:

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ask.h"
 #include "wait.h"
@@ -188,7 +189,7 @@ static void wait_for_work(struct kloop *l)
 
 /* Asks the sockets whether their interfaces are still there, when one
  * gave a reason to or every K_CHECK_NS. Nonzero (and `lost`) if one is
- * not. */
+ * not; else tells on stderr when one went down or came back. */
 static int check_sockets(struct kloop *l)
 {
 	le_ns_t now = kclock_now();
@@ -204,6 +205,8 @@ static int check_sockets(struct kloop *l)
 			return -1;
 		}
 	}
+	for (int s = 0; s < 2; s++)
+		klink_note(&l->link[s], l->sock[s].name, klink_read(l->nl, l->sock[s].ifindex), now, stderr);
 	return 0;
 }
 
@@ -211,9 +214,13 @@ int kloop_run(struct kloop *l)
 {
 	l->lost[0] = '\0';
 	l->checked_at = kclock_now();
+	l->nl = klink_open();
+	int rc = 0;
 	while (!__atomic_load_n(l->stop, __ATOMIC_RELAXED)) {
-		if (check_sockets(l))
-			return -1;
+		if (check_sockets(l)) {
+			rc = -1;
+			break;
+		}
 		unsigned moved = 0;
 		for (int i = 0; i < LE_DIRS; i++)
 			moved += dir_pass(l, &l->dir[i]);
@@ -224,7 +231,10 @@ int kloop_run(struct kloop *l)
 		if (moved == 0 && !l->busy_poll)
 			wait_for_work(l);
 	}
-	return 0;
+	if (l->nl >= 0)
+		close(l->nl);
+	l->nl = -1;
+	return rc;
 }
 
 void kloop_shutdown(struct kloop *l, unsigned ms)

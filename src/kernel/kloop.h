@@ -16,7 +16,9 @@
  * frames into the void, and a socket that polls as hung up would make
  * every sleep return at once. The sockets are checked after any error
  * they report, at most every K_CHECK_SOON_NS, and every K_CHECK_NS
- * regardless (a device deleted while down reports nothing). */
+ * regardless (a device deleted while down reports nothing). The same
+ * checks see an interface go down or lose its carrier and come back, and
+ * say so on stderr, one line per change (klink.h). */
 #ifndef K_LOOP_H
 #define K_LOOP_H
 
@@ -26,6 +28,7 @@
 #include "dp_counters.h"
 #include "hist.h"
 #include "kbuf.h"
+#include "klink.h"
 #include "ksock.h"
 #include "model_slot.h"
 #include "port_counters.h"
@@ -75,6 +78,8 @@ struct kloop {
 	le_ns_t checked_at;           /* the sockets' last ksock_lost */
 	int suspect;                  /* ppoll reported an error or a hang-up */
 	char lost[160];               /* why kloop_run ended by itself; "" if it did not */
+	struct klink link[2];         /* the sockets' interfaces: up, down, no carrier (told on stderr) */
+	int nl;                       /* to ask for their state (klink_open), while kloop_run runs */
 	/* Snapshot on request (ask.h). */
 	uint64_t snap_req, snap_done;
 	struct kdir_snapshot snap[LE_DIRS];

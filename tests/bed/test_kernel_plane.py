@@ -174,17 +174,19 @@ def test_linkemuk_waits_while_its_interface_is_down(gone_bed, linkemuk_bin, tmp_
     """Down is not gone: linkemuk waits (without burning a CPU), forwards
     again once the interface is up, the same when the interface's peer is
     down, and still notices if it is deleted while down (the kernel
-    reports no second error then)."""
+    reports no second error then). Each change is told on stderr, once."""
     p = _start_linkemuk(linkemuk_bin, tmp_path, "delay 1ms")
     try:
         assert _ping(5).returncode == 0
         netns.run(["ip", "-n", NS_K, "link", "set", "kB", "down"])
         cpu0, t0 = _cpu_s(p.pid), time.monotonic()
+        was_down = -t0
         time.sleep(1.0)
         assert p.poll() is None, "linkemuk stopped when kB went down: " + p.stderr.read()
         busy = (_cpu_s(p.pid) - cpu0) / (time.monotonic() - t0)
         assert busy < 0.5, f"linkemuk used {busy:.0%} of a CPU while kB was down"
         netns.run(["ip", "-n", NS_K, "link", "set", "kB", "up"])
+        was_down += time.monotonic()
         time.sleep(0.2)
         assert _ping(5).returncode == 0, "no forwarding after kB came back up"
         # kB's peer down: the kernel refuses every send to kB (ENOBUFS)
@@ -215,3 +217,10 @@ def test_linkemuk_waits_while_its_interface_is_down(gone_bed, linkemuk_bin, tmp_
     assert ended, f"linkemuk still ran 3 s after kB, down, was deleted; stderr:\n{err}"
     assert p.returncode not in (0, None) and "interface 'kB'" in err, (p.returncode, err)
     assert conservation(_final(tmp_path)) == []
+    # One line per change of kB's state, in order, with how long it was
+    # not up (seen within 100 ms of each change); nothing about kA.
+    told = [ln for ln in err.splitlines() if re.match(r"linkemuk: interface '(kA|kB)' (is|has)", ln)]
+    want = [r"'kB' is down", r"'kB' is up again \(down for (\d+\.\d) s\)", r"'kB' has no carrier",
+            r"'kB' is up again \(down for (\d+\.\d) s\)", r"'kB' is down"]
+    assert len(told) == len(want) and all(re.search(w, t) for w, t in zip(want, told)), err
+    assert abs(float(re.search(want[1], told[1]).group(1)) - was_down) <= 0.25, (told[1], was_down)

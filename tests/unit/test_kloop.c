@@ -11,10 +11,19 @@
  *   polls as hung up, as nothing else makes an AF_UNIX pair do) ends the
  *   loop by itself, without burning its CPU until then.
  * - A frame longer than a buffer is a `malformed` drop whose bytes are
- *   its real length; one that fills a buffer exactly is forwarded. */
+ *   its real length; one that fills a buffer exactly is forwarded.
+ * - An interface going down and coming back is told on stderr, one line
+ *   per change (here the stand-in for A names `lo` of a network namespace
+ *   of the test's own, which it takes down and up; the loop's thread asks
+ *   in the namespace it runs in, as linkemuk does in its interfaces'). */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <net/if.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -266,12 +275,87 @@ static void test_blocked_output_sleeps(void)
 	teardown();
 }
 
+/* Sets `lo` of the test's namespace up or down. */
+static void lo_set(int up)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	struct ifreq ifr = {0};
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	CHECK(fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0, "lo's flags: %s", strerror(errno));
+	ifr.ifr_flags = (short)(up ? ifr.ifr_flags | IFF_UP : ifr.ifr_flags & ~IFF_UP);
+	CHECK(ioctl(fd, SIOCSIFFLAGS, &ifr) == 0, "lo %s: %s", up ? "up" : "down", strerror(errno));
+	close(fd);
+}
+
+static void test_down_and_up_are_told_once_each(void)
+{
+	/* A namespace of its own, whose `lo` starts down and is ours to
+	 * change (root, or an unprivileged user namespace). */
+	if (unshare(CLONE_NEWNET) != 0 && unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
+		printf("down/up: skipped (no network namespace of our own: %s)\n", strerror(errno));
+		return;
+	}
+	setup("delay 1ms");
+	l.sock[0].ifindex = (int)if_nametoindex("lo");
+	snprintf(l.sock[0].name, sizeof(l.sock[0].name), "lo");
+	CHECK(l.sock[0].ifindex > 0);
+	/* What the loop says goes to a file for the test to read. */
+	FILE *said = tmpfile();
+	CHECK(said != NULL);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fileno(said), 2);
+	pthread_t t;
+	loop_returned = 0;
+	le_ns_t t0 = kclock_now();
+	CHECK(pthread_create(&t, NULL, run_loop, NULL) == 0);
+	usleep(300000);                /* down from the start */
+	lo_set(1);
+	le_ns_t t_up = kclock_now();
+	for (int i = 0; i < 5; i++)    /* frames keep flowing meanwhile */
+		put_frame(a[1], 64);
+	usleep(300000);
+	lo_set(0);
+	usleep(300000);
+	stop = 1;
+	pthread_join(t, NULL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	char text[2048] = "";
+	rewind(said);
+	size_t n = fread(text, 1, sizeof(text) - 1, said);
+	text[n] = '\0';
+	fclose(said);
+	printf("down/up said:\n%s", text);
+	/* One line per change: down, up again (with how long it was down), down. */
+	char *line[8];
+	unsigned k = 0;
+	for (char *save = NULL, *s = strtok_r(text, "\n", &save); s && k < 8; s = strtok_r(NULL, "\n", &save))
+		line[k++] = s;
+	CHECK(k == 3, "%u lines, want 3 (down, up, down)", k);
+	if (k == 3) {
+		CHECK(strstr(line[0], "interface 'lo' is down") != NULL, "first: %s", line[0]);
+		CHECK(strstr(line[1], "interface 'lo' is up again") != NULL, "second: %s", line[1]);
+		CHECK(strstr(line[2], "interface 'lo' is down") != NULL, "third: %s", line[2]);
+		const char *f = strstr(line[1], "down for ");
+		double s = f ? strtod(f + 9, NULL) : -1;
+		/* Seen within a check (100 ms) of each change. */
+		double most = (double)(t_up - t0) / 1e9 + 0.2;
+		CHECK(s >= 0.05 && s <= most, "down for %.2f s, want 0.05 .. %.2f", s, most);
+	}
+	kloop_shutdown(&l, 50);
+	CHECK(kbuf_in_use(&l.pool) == 0, "%u buffers not freed", kbuf_in_use(&l.pool));
+	teardown();
+}
+
 int main(void)
 {
 	test_shutdown_backpressure();
 	test_lost_interface_ends_the_loop();
 	test_oversize_frame_counts_its_length();
 	test_blocked_output_sleeps();
+	test_down_and_up_are_told_once_each();
 	printf("test_kloop: %u passed, %u failed\n", mt_passed, mt_failed);
 	return mt_failed ? 1 : 0;
 }

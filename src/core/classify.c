@@ -60,7 +60,8 @@ static int parse_proto(const char *v, uint8_t *out)
 	static const struct {
 		const char *name;
 		uint8_t n;
-	} names[] = { { "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 }, { "sctp", 132 } };
+	} names[] = { { "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 }, { "sctp", 132 },
+		      { "ah", LE_PROTO_AH } };
 	uint64_t u;
 	char tmp[8];
 
@@ -201,7 +202,7 @@ int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *
 		}
 		case LE_M_PROTO:
 			if (parse_proto(v, &m->proto) < 0 || strlen(v) >= sizeof(m->proto_text))
-				return fail(err, errlen, "proto: '%s' is not tcp, udp, icmp, icmpv6, sctp or a number 0 .. 255", v);
+				return fail(err, errlen, "proto: '%s' is not tcp, udp, icmp, icmpv6, sctp, ah or a number 0 .. 255", v);
 			strcpy(m->proto_text, v);
 			break;
 		case LE_M_SRC:
@@ -339,6 +340,13 @@ static int prefix_match(const struct le_prefix *p, int ip, const uint8_t *addr)
 	return 1;
 }
 
+/* The frame's protocol is `want`; `proto ah` also takes an IPv6 frame
+ * whose AH the parse walked past to the upper layer (pkt.h). */
+static int proto_match(uint8_t want, const struct le_pkt *p)
+{
+	return (p->has_proto && p->proto == want) || (want == LE_PROTO_AH && p->has_ah);
+}
+
 static int in(const struct le_port_range *r, uint16_t v)
 {
 	return v >= r->lo && v <= r->hi;
@@ -352,7 +360,7 @@ int le_match_frame(const struct le_match *m, const struct le_pkt *p)
 		return 0;
 	if ((f & LE_M_VLAN) && (!p->has_vlan || p->vlan != m->vlan))
 		return 0;
-	if ((f & LE_M_PROTO) && (!p->has_proto || p->proto != m->proto))
+	if ((f & LE_M_PROTO) && !proto_match(m->proto, p))
 		return 0;
 	if ((f & LE_M_SRC) && !prefix_match(&m->src, p->ip, p->src))
 		return 0;

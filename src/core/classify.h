@@ -3,7 +3,9 @@
  * A rule's filter words are ANDed (docs/grammar.md, "Classes"):
  *   ether ipv4|ipv6|arp|0xNNNN   EtherType after any VLAN tags (0x0600 .. 0xffff)
  *   vlan ID                      VID of the outermost VLAN tag (0..4095)
- *   proto tcp|udp|icmp|icmpv6|N  IPv4 protocol / IPv6 final next header
+ *   proto tcp|udp|icmp|icmpv6|sctp|ah|N
+ *                                IPv4 protocol / IPv6 upper-layer protocol
+ *                                (past AH too); ah also: IPv6 with an AH
  *   src PREFIX, dst PREFIX       IPv4 or IPv6 address or CIDR prefix
  *   sport P[-P], dport P[-P]     TCP/UDP/UDP-Lite/SCTP/DCCP port or range
  *   port P[-P]                   either port in the range

@@ -301,18 +301,31 @@ size_t le_match_format(const struct le_match *m, char *buf, size_t buflen)
 	return len;
 }
 
+static int prefix_equal(const struct le_prefix *a, const struct le_prefix *b)
+{
+	/* The parse refuses address bits beyond the length, so the bytes
+	 * past it are zero in both. */
+	return a->family == b->family && a->len == b->len && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+static int range_equal(const struct le_port_range *a, const struct le_port_range *b)
+{
+	return a->lo == b->lo && a->hi == b->hi;
+}
+
 int le_match_equal(const struct le_match *a, const struct le_match *b)
 {
-	char x[512], y[512];
+	const unsigned f = a->fields;
 
-	/* Every field is formatted back from what was parsed, so the texts
-	 * compare the semantics too (the values parsed from equal texts are
-	 * equal). */
-	le_match_format(a, x, sizeof(x));
-	le_match_format(b, y, sizeof(y));
-	return a->fields == b->fields && strcmp(x, y) == 0 && a->ethertype == b->ethertype &&
-	       a->vlan == b->vlan && a->proto == b->proto && a->dscp == b->dscp &&
-	       memcmp(&a->src, &b->src, sizeof(a->src)) == 0 && memcmp(&a->dst, &b->dst, sizeof(a->dst)) == 0;
+	/* The parsed values, not the words as written (kept for formatting):
+	 * `ether ipv4` is `ether 0x0800`, `proto tcp` is `proto 6`, `dscp
+	 * ef` is `dscp 46`, a bare address is its /32 or /128. */
+	return f == b->fields && (!(f & LE_M_ETHER) || a->ethertype == b->ethertype) &&
+	       (!(f & LE_M_VLAN) || a->vlan == b->vlan) && (!(f & LE_M_PROTO) || a->proto == b->proto) &&
+	       (!(f & LE_M_SRC) || prefix_equal(&a->src, &b->src)) && (!(f & LE_M_DST) || prefix_equal(&a->dst, &b->dst)) &&
+	       (!(f & LE_M_SPORT) || range_equal(&a->sport, &b->sport)) &&
+	       (!(f & LE_M_DPORT) || range_equal(&a->dport, &b->dport)) &&
+	       (!(f & LE_M_PORT) || range_equal(&a->port, &b->port)) && (!(f & LE_M_DSCP) || a->dscp == b->dscp);
 }
 
 int le_match_depth(const struct le_match *m)

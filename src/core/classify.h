@@ -53,6 +53,8 @@ struct le_match {
  * range (0 .. 65535)". At least one word. */
 int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *err, size_t errlen);
 size_t le_match_format(const struct le_match *m, char *buf, size_t buflen);
+/* 1 when both test the same fields for the same values, however they
+ * were written (`ether ipv4` and `ether 0x0800`, `proto tcp` and `proto 6`). */
 int le_match_equal(const struct le_match *a, const struct le_match *b);
 /* How deep frames must be read for this rule (LE_PKT_L2/L3/L4). */
 int le_match_depth(const struct le_match *m);

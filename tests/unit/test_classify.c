@@ -1,13 +1,15 @@
 /* What single class rules match on hand-built frames, through every
  * reader a path uses (the parse and the scan, a one-rule set, a compiled
  * set): the cases the random comparisons in test_class_set.c cannot
- * judge, because there both sides read the frame with the same parser. */
+ * judge, because there both sides read the frame with the same parser.
+ * And when two rules are the same rule (le_match_equal). */
 #include <stdio.h>
 #include <string.h>
 
 #include "class_set.h"
 #include "classify.h"
 #include "minitest.h"
+#include "path.h"
 #include "pkt.h"
 
 static void put16(uint8_t *b, uint16_t v)
@@ -174,9 +176,56 @@ static void ipv4_ah(void)
 	CHECK(matches("dport 80", b, len) == 0);
 }
 
+/* Rules are equal when they test the same fields for the same values,
+ * however those were written: a name or its number, hex or decimal, a
+ * bare address or its /32, a port or its one-port range, any word order.
+ * (A path's equality, le_path_config_equal, is built on it.) */
+static void equal_rules(void)
+{
+	static const char *const same[][2] = {
+		{ "ether ipv4", "ether 0x0800" },     { "ether 0x0800", "ether 2048" },
+		{ "ether 0x86DD", "ether ipv6" },     { "ether arp", "ether 0x0806" },
+		{ "proto tcp", "proto 6" },           { "proto ah", "proto 51" },
+		{ "dscp ef", "dscp 46" },             { "dscp af41", "dscp 34" },
+		{ "dscp cs0", "dscp 0" },             { "src 198.18.0.1", "src 198.18.0.1/32" },
+		{ "dst 2001:db8::1", "dst 2001:0db8:0:0::1/128" },
+		{ "src ::/0", "src 0::0/0" },         { "port 80", "port 80-80" },
+		{ "vlan 7", "vlan 007" },
+		{ "proto udp dport 53 ether ipv4", "ether 0x0800 dport 53-53 proto 17" },
+	};
+	static const char *const differ[][2] = {
+		{ "proto tcp", "proto udp" },          { "src 198.18.0.0/15", "src 198.18.0.0/16" },
+		{ "src 2001:db8::/32", "src 2001:db8::/33" }, { "src 0.0.0.0/0", "src ::/0" },
+		{ "src 198.18.0.1", "dst 198.18.0.1" }, { "dport 80", "sport 80" },
+		{ "port 80", "dport 80" },             { "dport 80", "dport 80-81" },
+		{ "ether ipv4", "ether ipv4 vlan 0" }, { "vlan 1", "vlan 2" },
+		{ "dscp 0", "dscp 1" },                { "ether 0x88cc", "ether 0x88cd" },
+	};
+	struct le_match a, b;
+
+	for (unsigned i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		if (rule(same[i][0], &a) == 0 && rule(same[i][1], &b) == 0)
+			CHECK(le_match_equal(&a, &b) && le_match_equal(&b, &a), "'%s' and '%s' differ", same[i][0],
+			      same[i][1]);
+	for (unsigned i = 0; i < sizeof(differ) / sizeof(differ[0]); i++)
+		if (rule(differ[i][0], &a) == 0 && rule(differ[i][1], &b) == 0)
+			CHECK(!le_match_equal(&a, &b) && !le_match_equal(&b, &a), "'%s' and '%s' equal", differ[i][0],
+			      differ[i][1]);
+	{
+		static struct le_path_config x, y;
+		char err[LE_ERR_MAX];
+		CHECK(le_path_config_parse("delay 1ms ; class v4 match ether ipv4 proto tcp : loss 1%", &x, err,
+					   sizeof(err)) == 0, "%s", err);
+		CHECK(le_path_config_parse("delay 1ms ; class v4 match proto 6 ether 0x0800 : loss 1%", &y, err,
+					   sizeof(err)) == 0, "%s", err);
+		CHECK(le_path_config_equal(&x, &y));
+	}
+}
+
 int main(void)
 {
 	ipv6_ah();
 	ipv4_ah();
+	equal_rules();
 	return mt_summary();
 }

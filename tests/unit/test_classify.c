@@ -176,6 +176,74 @@ static void ipv4_ah(void)
 	CHECK(matches("dport 80", b, len) == 0);
 }
 
+/* An IPv4 frame behind `ntags` VLAN tags (TPID, VID pairs), from
+ * 198.18.0.1 to 198.19.0.1, with `ihl` 32-bit words of header, flags and
+ * fragment offset `frag`, and a transport header with the two ports. */
+static uint32_t ipv4_frame(uint8_t *b, const uint16_t *tags, unsigned ntags, unsigned ihl, uint16_t frag,
+			   uint8_t proto, uint8_t tos, uint16_t sport, uint16_t dport)
+{
+	uint32_t off = 12;
+	uint8_t *ip;
+
+	memset(b, 0, 256);
+	for (unsigned t = 0; t < ntags; t++, off += 4)
+		put16(b + off, tags[2 * t]), put16(b + off + 2, tags[2 * t + 1]);
+	put16(b + off, 0x0800);
+	ip = b + off + 2;
+	ip[0] = (uint8_t)(0x40 | ihl);
+	ip[1] = tos;
+	put16(ip + 6, frag);
+	ip[8] = 64;
+	ip[9] = proto;
+	ip[12] = 198, ip[13] = 18, ip[15] = 1;
+	ip[16] = 198, ip[17] = 19, ip[19] = 1;
+	for (unsigned o = 20; o < 4 * ihl; o++)
+		ip[o] = 1; /* NOP options */
+	put16(ip + 4 * ihl, sport);
+	put16(ip + 4 * ihl + 2, dport);
+	return (uint32_t)(ip - b) + 4 * ihl + 8;
+}
+
+/* VLAN tags, IPv4 options and fragments, prefixes /0 and /32 and ports at
+ * 0 and 65535, each as the grammar says (docs/grammar.md, Classes). */
+static void ipv4_shapes(void)
+{
+	static const uint16_t qinq[] = { 0x88a8, 100, 0x8100, 7 }, three[] = { 0x8100, 1, 0x8100, 2, 0x8100, 3 };
+	uint8_t b[256];
+	uint32_t len;
+
+	/* QinQ: the outer VID; the EtherType behind both tags */
+	len = ipv4_frame(b, qinq, 2, 5, 0, 17, 0, 53, 5353);
+	CHECK(matches("vlan 100", b, len) == 1);
+	CHECK(matches("vlan 7", b, len) == 0);
+	CHECK(matches("ether ipv4 proto udp dport 5353", b, len) == 1);
+	/* a third tag is not skipped: its TPID is the EtherType, no IP */
+	len = ipv4_frame(b, three, 3, 5, 0, 17, 0, 53, 5353);
+	CHECK(matches("vlan 1", b, len) == 1);
+	CHECK(matches("ether 0x8100", b, len) == 1);
+	CHECK(matches("ether ipv4", b, len) == 0);
+	CHECK(matches("src 0.0.0.0/0", b, len) == 0);
+	/* options: the ports behind them */
+	len = ipv4_frame(b, NULL, 0, 15, 0, 6, 0xb8, 0, 65535);
+	CHECK(matches("proto tcp sport 0 dport 65535", b, len) == 1);
+	CHECK(matches("dscp ef port 65535", b, len) == 1);
+	CHECK(matches("port 1-65534", b, len) == 0);
+	CHECK(matches("dport 0-65535", b, len - 5) == 0); /* cut inside the ports */
+	/* a first fragment (MF, offset 0) has ports; a later one none */
+	len = ipv4_frame(b, NULL, 0, 5, 0x2000, 17, 0, 53, 5353);
+	CHECK(matches("dport 5353", b, len) == 1);
+	len = ipv4_frame(b, NULL, 0, 5, 0x0010, 17, 0, 53, 5353);
+	CHECK(matches("proto udp", b, len) == 1);
+	CHECK(matches("dport 0-65535", b, len) == 0);
+	/* prefixes: /0 takes every IPv4 frame and no IPv6 one, /32 one address */
+	len = ipv4_frame(b, NULL, 0, 5, 0, 1, 0, 0, 0);
+	CHECK(matches("src 0.0.0.0/0 dst 198.19.0.1/32", b, len) == 1);
+	CHECK(matches("dst 198.19.0.0/32", b, len) == 0);
+	CHECK(matches("dst 198.19.0.0/31", b, len) == 1);
+	CHECK(matches("src ::/0", b, len) == 0);
+	CHECK(matches("port 0-65535", b, len) == 0); /* ICMP has no ports */
+}
+
 /* Rules are equal when they test the same fields for the same values,
  * however those were written: a name or its number, hex or decimal, a
  * bare address or its /32, a port or its one-port range, any word order.
@@ -226,6 +294,7 @@ int main(void)
 {
 	ipv6_ah();
 	ipv4_ah();
+	ipv4_shapes();
 	equal_rules();
 	return mt_summary();
 }

@@ -257,6 +257,12 @@ int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *
 					    p->family, fam);
 			fam = p->family;
 		}
+		/* IPv6 frames' protocol is the one behind these (pkt.h); `proto
+		 * ah` also takes the frames AH protects. */
+		if (fam == 6 && (m->fields & LE_M_PROTO) && m->proto != LE_PROTO_AH && le_pkt_ipv6_ext_hdr(m->proto))
+			return fail(err, errlen,
+				    "proto %s: an IPv6 extension header, skipped to find the protocol, so no IPv6 frame has it",
+				    m->proto_text);
 		if ((m->fields & (LE_M_SPORT | LE_M_DPORT | LE_M_PORT)) && (m->fields & LE_M_PROTO) &&
 		    !has_ports(m->proto))
 			return fail(err, errlen, "proto %s: has no ports (ports need tcp, udp, sctp, dccp or udplite)",

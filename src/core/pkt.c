@@ -3,15 +3,6 @@
 
 #include <string.h>
 
-/* The IPv6 extension headers walked past to the upper-layer protocol:
- * hop-by-hop 0, routing 43, fragment 44, AH 51, destination options 60
- * (ipv6_ext_hdr in Linux, less ESP, whose next header is encrypted, and
- * "no next header"). */
-static inline int ipv6_ext_hdr(uint8_t nh)
-{
-	return nh == 0 || nh == 43 || nh == 44 || nh == 51 || nh == 60;
-}
-
 int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 {
 	uint32_t off = 12, l4 = 0;
@@ -76,7 +67,7 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 		 * us here. AH is noted as it is named, so that `proto ah`
 		 * matches the frames it protects whatever follows it, even
 		 * when that cannot be read. */
-		while (ipv6_ext_hdr(nh) && hops++ < 8) {
+		while (le_pkt_ipv6_ext_hdr(nh) && hops++ < 8) {
 			out->has_ah |= nh == LE_PROTO_AH;
 			if (len < l4 + 8)
 				return 0; /* next header unknown: no protocol */
@@ -99,7 +90,7 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 			}
 		}
 		out->has_ah |= nh == LE_PROTO_AH;
-		if (ipv6_ext_hdr(nh))
+		if (le_pkt_ipv6_ext_hdr(nh))
 			return 0; /* too long a chain, or a later fragment's */
 		out->has_proto = 1;
 		out->proto = nh;

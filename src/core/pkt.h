@@ -46,6 +46,15 @@ static inline uint32_t le_pkt_be32(const uint8_t *b)
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
+/* The IPv6 extension headers walked past to the upper-layer protocol:
+ * hop-by-hop 0, routing 43, fragment 44, AH 51, destination options 60
+ * (ipv6_ext_hdr in Linux, less ESP, whose next header is encrypted, and
+ * "no next header"). */
+static inline int le_pkt_ipv6_ext_hdr(uint8_t nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == LE_PROTO_AH || nh == 60;
+}
+
 /* TCP, UDP, DCCP, SCTP, UDP-Lite: source and destination port first. */
 static inline int le_pkt_has_ports(uint8_t proto)
 {

@@ -244,6 +244,33 @@ static void ipv4_shapes(void)
 	CHECK(matches("port 0-65535", b, len) == 0); /* ICMP has no ports */
 }
 
+/* IPv6 walks past its extension headers to the upper layer, so a rule
+ * for IPv6 frames whose `proto` is one of them (ip6tables' `-p 44` alike)
+ * can never match: refused, as other such combinations are. AH is the
+ * exception (`proto ah` takes the frames it protects), and without IPv6
+ * the number is IPv4's protocol field. */
+static void ipv6_extension_protos(void)
+{
+	static const char *const bad[] = { "ether ipv6 proto 44", "proto 0 ether ipv6", "src 2001:db8::/32 proto 60",
+					   "dst ::/0 proto 43" };
+	static const char *const good[] = { "proto 44", "ether ipv4 proto 60", "ether ipv6 proto ah", "proto 59 ether ipv6" };
+	struct le_match m;
+	char err[256];
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char buf[64], *w[8], *save = NULL;
+		int n = 0;
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		for (char *t = strtok_r(buf, " ", &save); t != NULL; t = strtok_r(NULL, " ", &save))
+			w[n++] = t;
+		err[0] = '\0';
+		CHECK(le_match_parse_words(n, (const char *const *)w, &m, err, sizeof(err)) < 0, "'%s' accepted", bad[i]);
+		CHECK(strstr(err, "IPv6 extension header") != NULL, "'%s': '%s'", bad[i], err);
+	}
+	for (unsigned i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		rule(good[i], &m);
+}
+
 /* Rules are equal when they test the same fields for the same values,
  * however those were written: a name or its number, hex or decimal, a
  * bare address or its /32, a port or its one-port range, any word order.
@@ -295,6 +322,7 @@ int main(void)
 	ipv6_ah();
 	ipv4_ah();
 	ipv4_shapes();
+	ipv6_extension_protos();
 	equal_rules();
 	return mt_summary();
 }

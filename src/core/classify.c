@@ -60,8 +60,8 @@ static int parse_proto(const char *v, uint8_t *out)
 	static const struct {
 		const char *name;
 		uint8_t n;
-	} names[] = { { "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 }, { "sctp", 132 },
-		      { "ah", LE_PROTO_AH } };
+	} names[] = { { "tcp", 6 },   { "udp", 17 },  { "icmp", 1 },      { "icmpv6", 58 },
+		      { "sctp", 132 }, { "dccp", 33 }, { "udplite", 136 }, { "ah", LE_PROTO_AH } };
 	uint64_t u;
 	char tmp[8];
 
@@ -202,7 +202,7 @@ int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *
 		}
 		case LE_M_PROTO:
 			if (parse_proto(v, &m->proto) < 0 || strlen(v) >= sizeof(m->proto_text))
-				return fail(err, errlen, "proto: '%s' is not tcp, udp, icmp, icmpv6, sctp, ah or a number 0 .. 255", v);
+				return fail(err, errlen, "proto: '%s' is not tcp, udp, icmp, icmpv6, sctp, dccp, udplite, ah or a number 0 .. 255", v);
 			strcpy(m->proto_text, v);
 			break;
 		case LE_M_SRC:

@@ -3,7 +3,7 @@
  * A rule's filter words are ANDed (docs/grammar.md, "Classes"):
  *   ether ipv4|ipv6|arp|0xNNNN   EtherType after any VLAN tags (0x0600 .. 0xffff)
  *   vlan ID                      VID of the outermost VLAN tag (0..4095)
- *   proto tcp|udp|icmp|icmpv6|sctp|ah|N
+ *   proto tcp|udp|icmp|icmpv6|sctp|dccp|udplite|ah|N
  *                                IPv4 protocol / IPv6 upper-layer protocol
  *                                (past AH too); ah also: IPv6 with an AH
  *   src PREFIX, dst PREFIX       IPv4 or IPv6 address or CIDR prefix

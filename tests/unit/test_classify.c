@@ -281,6 +281,7 @@ static void equal_rules(void)
 		{ "ether ipv4", "ether 0x0800" },     { "ether 0x0800", "ether 2048" },
 		{ "ether 0x86DD", "ether ipv6" },     { "ether arp", "ether 0x0806" },
 		{ "proto tcp", "proto 6" },           { "proto ah", "proto 51" },
+		{ "proto dccp dport 5000", "proto 33 dport 5000" }, { "proto udplite", "proto 136" },
 		{ "dscp ef", "dscp 46" },             { "dscp af41", "dscp 34" },
 		{ "dscp cs0", "dscp 0" },             { "src 198.18.0.1", "src 198.18.0.1/32" },
 		{ "dst 2001:db8::1", "dst 2001:0db8:0:0::1/128" },

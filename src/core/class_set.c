@@ -18,6 +18,10 @@ static int hashable(const struct le_match *m)
 		return 0;
 	if ((m->fields & LE_M_DPORT) && m->dport.lo != m->dport.hi)
 		return 0;
+	/* `proto ah` also takes IPv6 frames whose key holds the protocol
+	 * behind their AH (le_match_frame): two keys, not one. */
+	if ((m->fields & LE_M_PROTO) && m->proto == LE_PROTO_AH)
+		return 0;
 	return 1;
 }
 

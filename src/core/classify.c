@@ -60,7 +60,8 @@ static int parse_proto(const char *v, uint8_t *out)
 	static const struct {
 		const char *name;
 		uint8_t n;
-	} names[] = { { "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 }, { "sctp", 132 } };
+	} names[] = { { "tcp", 6 },   { "udp", 17 },  { "icmp", 1 },      { "icmpv6", 58 },
+		      { "sctp", 132 }, { "dccp", 33 }, { "udplite", 136 }, { "ah", LE_PROTO_AH } };
 	uint64_t u;
 	char tmp[8];
 
@@ -201,7 +202,7 @@ int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *
 		}
 		case LE_M_PROTO:
 			if (parse_proto(v, &m->proto) < 0 || strlen(v) >= sizeof(m->proto_text))
-				return fail(err, errlen, "proto: '%s' is not tcp, udp, icmp, icmpv6, sctp or a number 0 .. 255", v);
+				return fail(err, errlen, "proto: '%s' is not tcp, udp, icmp, icmpv6, sctp, dccp, udplite, ah or a number 0 .. 255", v);
 			strcpy(m->proto_text, v);
 			break;
 		case LE_M_SRC:
@@ -256,6 +257,12 @@ int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *
 					    p->family, fam);
 			fam = p->family;
 		}
+		/* IPv6 frames' protocol is the one behind these (pkt.h); `proto
+		 * ah` also takes the frames AH protects. */
+		if (fam == 6 && (m->fields & LE_M_PROTO) && m->proto != LE_PROTO_AH && le_pkt_ipv6_ext_hdr(m->proto))
+			return fail(err, errlen,
+				    "proto %s: an IPv6 extension header, skipped to find the protocol, so no IPv6 frame has it",
+				    m->proto_text);
 		if ((m->fields & (LE_M_SPORT | LE_M_DPORT | LE_M_PORT)) && (m->fields & LE_M_PROTO) &&
 		    !has_ports(m->proto))
 			return fail(err, errlen, "proto %s: has no ports (ports need tcp, udp, sctp, dccp or udplite)",
@@ -300,18 +307,31 @@ size_t le_match_format(const struct le_match *m, char *buf, size_t buflen)
 	return len;
 }
 
+static int prefix_equal(const struct le_prefix *a, const struct le_prefix *b)
+{
+	/* The parse refuses address bits beyond the length, so the bytes
+	 * past it are zero in both. */
+	return a->family == b->family && a->len == b->len && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+static int range_equal(const struct le_port_range *a, const struct le_port_range *b)
+{
+	return a->lo == b->lo && a->hi == b->hi;
+}
+
 int le_match_equal(const struct le_match *a, const struct le_match *b)
 {
-	char x[512], y[512];
+	const unsigned f = a->fields;
 
-	/* Every field is formatted back from what was parsed, so the texts
-	 * compare the semantics too (the values parsed from equal texts are
-	 * equal). */
-	le_match_format(a, x, sizeof(x));
-	le_match_format(b, y, sizeof(y));
-	return a->fields == b->fields && strcmp(x, y) == 0 && a->ethertype == b->ethertype &&
-	       a->vlan == b->vlan && a->proto == b->proto && a->dscp == b->dscp &&
-	       memcmp(&a->src, &b->src, sizeof(a->src)) == 0 && memcmp(&a->dst, &b->dst, sizeof(a->dst)) == 0;
+	/* The parsed values, not the words as written (kept for formatting):
+	 * `ether ipv4` is `ether 0x0800`, `proto tcp` is `proto 6`, `dscp
+	 * ef` is `dscp 46`, a bare address is its /32 or /128. */
+	return f == b->fields && (!(f & LE_M_ETHER) || a->ethertype == b->ethertype) &&
+	       (!(f & LE_M_VLAN) || a->vlan == b->vlan) && (!(f & LE_M_PROTO) || a->proto == b->proto) &&
+	       (!(f & LE_M_SRC) || prefix_equal(&a->src, &b->src)) && (!(f & LE_M_DST) || prefix_equal(&a->dst, &b->dst)) &&
+	       (!(f & LE_M_SPORT) || range_equal(&a->sport, &b->sport)) &&
+	       (!(f & LE_M_DPORT) || range_equal(&a->dport, &b->dport)) &&
+	       (!(f & LE_M_PORT) || range_equal(&a->port, &b->port)) && (!(f & LE_M_DSCP) || a->dscp == b->dscp);
 }
 
 int le_match_depth(const struct le_match *m)
@@ -339,6 +359,13 @@ static int prefix_match(const struct le_prefix *p, int ip, const uint8_t *addr)
 	return 1;
 }
 
+/* The frame's protocol is `want`; `proto ah` also takes an IPv6 frame
+ * whose AH the parse walked past to the upper layer (pkt.h). */
+static int proto_match(uint8_t want, const struct le_pkt *p)
+{
+	return (p->has_proto && p->proto == want) || (want == LE_PROTO_AH && p->has_ah);
+}
+
 static int in(const struct le_port_range *r, uint16_t v)
 {
 	return v >= r->lo && v <= r->hi;
@@ -352,7 +379,7 @@ int le_match_frame(const struct le_match *m, const struct le_pkt *p)
 		return 0;
 	if ((f & LE_M_VLAN) && (!p->has_vlan || p->vlan != m->vlan))
 		return 0;
-	if ((f & LE_M_PROTO) && (!p->has_proto || p->proto != m->proto))
+	if ((f & LE_M_PROTO) && !proto_match(m->proto, p))
 		return 0;
 	if ((f & LE_M_SRC) && !prefix_match(&m->src, p->ip, p->src))
 		return 0;

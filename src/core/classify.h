@@ -3,7 +3,9 @@
  * A rule's filter words are ANDed (docs/grammar.md, "Classes"):
  *   ether ipv4|ipv6|arp|0xNNNN   EtherType after any VLAN tags (0x0600 .. 0xffff)
  *   vlan ID                      VID of the outermost VLAN tag (0..4095)
- *   proto tcp|udp|icmp|icmpv6|N  IPv4 protocol / IPv6 final next header
+ *   proto tcp|udp|icmp|icmpv6|sctp|dccp|udplite|ah|N
+ *                                IPv4 protocol / IPv6 upper-layer protocol
+ *                                (past AH too); ah also: IPv6 with an AH
  *   src PREFIX, dst PREFIX       IPv4 or IPv6 address or CIDR prefix
  *   sport P[-P], dport P[-P]     TCP/UDP/UDP-Lite/SCTP/DCCP port or range
  *   port P[-P]                   either port in the range
@@ -51,6 +53,8 @@ struct le_match {
  * range (0 .. 65535)". At least one word. */
 int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *err, size_t errlen);
 size_t le_match_format(const struct le_match *m, char *buf, size_t buflen);
+/* 1 when both test the same fields for the same values, however they
+ * were written (`ether ipv4` and `ether 0x0800`, `proto tcp` and `proto 6`). */
 int le_match_equal(const struct le_match *a, const struct le_match *b);
 /* How deep frames must be read for this rule (LE_PKT_L2/L3/L4). */
 int le_match_depth(const struct le_match *m);

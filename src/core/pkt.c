@@ -60,11 +60,15 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 		memcpy(out->dst, b + off + 24, 16);
 		nh = b[off + 6];
 		l4 = off + 40;
-		/* Extension headers: hop-by-hop 0, routing 43, destination
-		 * options 60 (length in 8-octet units past the first 8), and
-		 * fragment 44 (8 bytes). A bounded number, so a hostile chain
-		 * cannot keep us here. */
-		while ((nh == 0 || nh == 43 || nh == 60 || nh == 44) && hops++ < 8) {
+		/* Extension headers: hop-by-hop, routing and destination
+		 * options (length in 8-octet units past the first 8), fragment
+		 * (8 bytes) and AH (length in 4-octet units past the first 8,
+		 * RFC 4302). A bounded number, so a hostile chain cannot keep
+		 * us here. AH is noted as it is named, so that `proto ah`
+		 * matches the frames it protects whatever follows it, even
+		 * when that cannot be read. */
+		while (le_pkt_ipv6_ext_hdr(nh) && hops++ < 8) {
+			out->has_ah |= nh == LE_PROTO_AH;
 			if (len < l4 + 8)
 				return 0; /* next header unknown: no protocol */
 			if (nh == 44) {
@@ -81,11 +85,12 @@ int le_pkt_parse(const uint8_t *b, uint32_t len, int depth, struct le_pkt *out)
 				}
 			} else {
 				uint8_t next = b[l4];
-				l4 += 8u + 8u * b[l4 + 1];
+				l4 += nh == LE_PROTO_AH ? 4u * (b[l4 + 1] + 2u) : 8u + 8u * b[l4 + 1];
 				nh = next;
 			}
 		}
-		if (nh == 0 || nh == 43 || nh == 60 || nh == 44)
+		out->has_ah |= nh == LE_PROTO_AH;
+		if (le_pkt_ipv6_ext_hdr(nh))
 			return 0; /* too long a chain, or a later fragment's */
 		out->has_proto = 1;
 		out->proto = nh;

@@ -1,7 +1,8 @@
 /* Reading frame headers, as far as a caller needs: Ethernet, up to two
  * VLAN tags (0x8100, 0x88a8), IPv4 or IPv6 (skipping hop-by-hop, routing,
- * destination-options and fragment extension headers), and the ports of
- * TCP, UDP, UDP-Lite, SCTP and DCCP. Used by the classifier (class rules)
+ * destination-options, fragment and authentication extension headers, as
+ * ip6tables finds the upper-layer protocol), and the ports of TCP, UDP,
+ * UDP-Lite, SCTP and DCCP. Used by the classifier (class rules)
  * and by ECN marking. Never reads past the bytes it is given: a truncated
  * or malformed header just leaves the later fields unknown. */
 #ifndef LE_PKT_H
@@ -12,6 +13,9 @@
 
 enum { LE_PKT_L2 = 2, LE_PKT_L3 = 3, LE_PKT_L4 = 4 };
 
+/* The IP Authentication Header's protocol number (RFC 4302). */
+#define LE_PROTO_AH 51
+
 struct le_pkt {
 	uint16_t ethertype;     /* after VLAN tags */
 	int has_vlan;
@@ -21,7 +25,9 @@ struct le_pkt {
 	uint8_t dscp, ecn;
 	uint8_t src[16], dst[16]; /* IPv4 in the first 4 bytes */
 	int has_proto;
-	uint8_t proto;          /* IPv4 protocol / IPv6 final next header */
+	uint8_t proto;          /* IPv4 protocol / IPv6 upper-layer protocol */
+	int has_ah;             /* IPv6: a header named AH on the way to it
+				 * (IPv4's AH is its protocol, LE_PROTO_AH) */
 	int has_ports;          /* first fragment (or none) with a complete port pair */
 	uint16_t sport, dport;
 };
@@ -38,6 +44,15 @@ static inline uint16_t le_pkt_be16(const uint8_t *b)
 static inline uint32_t le_pkt_be32(const uint8_t *b)
 {
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* The IPv6 extension headers walked past to the upper-layer protocol:
+ * hop-by-hop 0, routing 43, fragment 44, AH 51, destination options 60
+ * (ipv6_ext_hdr in Linux, less ESP, whose next header is encrypted, and
+ * "no next header"). */
+static inline int le_pkt_ipv6_ext_hdr(uint8_t nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == LE_PROTO_AH || nh == 60;
 }
 
 /* TCP, UDP, DCCP, SCTP, UDP-Lite: source and destination port first. */

@@ -59,6 +59,8 @@ ERROR_INPUTS = {
         "; class a match ether arp proto tcp :",
     "class a: dst: an IPv6 prefix cannot match IPv4 frames":
         "; class a match ether ipv4 dst 2001:db8::/32 :",
+    "class a: proto 44: an IPv6 extension header, skipped to find the protocol, so no IPv6 frame has it":
+        "; class a match ether ipv6 proto 44 :",
     "class a: the name is used twice": "; class a match port 1 : ; class a match port 2 :",
     "class c64: more than 64 classes": _C65,
     "class a: delay: '1x' is not a time": "; class a match port 1 : delay 1x",

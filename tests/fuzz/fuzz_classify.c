@@ -27,8 +27,8 @@
 
 /* Rule sets: small (fast match), and large ones, per-flow (one shape, many
  * exact values) and mixed (several shapes, ranges and prefixes, scanned
- * rules among hashed ones). Values are chosen near each other so that
- * mutated frames hit and miss them. */
+ * rules among hashed ones, `proto ah` among them). Values are chosen near
+ * each other so that mutated frames hit and miss them. */
 static const char *const rule_sets[] = {
 	"delay 0 ; class a match proto udp dport 5000 : delay 1ms",
 	"delay 0 ; class a match proto tcp port 830 : delay 0 ; class b match src 198.18.0.0/15 : delay 1ms ; "
@@ -53,7 +53,8 @@ static const char *const rule_sets[] = {
 	"class v0 match vlan 100 proto udp : delay 0 ; class v1 match vlan 101 : delay 0 ; "
 	"class e0 match ether 0x0806 : delay 0 ; class s0 match dst 2001:db8::/32 proto tcp dport 80 : delay 0 ; "
 	"class s1 match dst 2001:db8::1/128 : delay 0 ; class d0 match dscp af41 : delay 0 ; "
-	"class d1 match dscp cs1 proto 17 : delay 0 ; class p0 match proto icmpv6 : delay 0",
+	"class d1 match dscp cs1 proto 17 : delay 0 ; class p0 match proto icmpv6 : delay 0 ; "
+	"class a0 match proto ah dst 2001:db8::/32 : delay 0 ; class a1 match proto tcp dport 80 : delay 0",
 };
 #define NSETS (sizeof(rule_sets) / sizeof(rule_sets[0]))
 

@@ -112,6 +112,10 @@ def classify_hits() -> list[bytes]:
     out += [eth(0x0800, ((0x8100, 100),)) + ipv4(17, struct.pack("!HHHH", 53, 9, 8, 0)),
             eth(0x86DD) + ipv6(6, struct.pack("!HHIIBBHHH", 1, 80, 1, 0, 0x50, 0x02, 1, 0, 0)),
             eth(0x0800) + ipv4(1, b"\x08\x00\x00\x00\x00\x01\x00\x01", tos=0x88)]
+    # TCP behind an IPv6 AH (24 bytes: Payload Len 4), and IPv4's AH
+    ah = bytes([6, 4, 0, 0]) + b"\xa5" * 20
+    tcp80 = struct.pack("!HHIIBBHHH", 40000, 80, 1, 0, 0x50, 0x02, 1, 0, 0)
+    out += [eth(0x86DD) + ipv6(51, ah + tcp80), eth(0x0800) + ipv4(51, ah + tcp80)]
     return out
 
 

@@ -22,7 +22,7 @@ static const char *const v4[] = { "198.18.0.0/15", "198.18.0.0/16", "198.18.1.0/
 				   "198.19.0.0/16", "198.19.2.3", "0.0.0.0/0", "198.18.1.6/31" };
 static const char *const v6[] = { "2001:db8::/32", "2001:db8::1", "2001:db8:1::/48", "::/0" };
 static const char *const ports[] = { "80", "443", "5000", "5001", "5000-5003", "0-1023", "5002", "0" };
-static const char *const protos[] = { "tcp", "udp", "icmp", "6", "17" };
+static const char *const protos[] = { "tcp", "udp", "icmp", "6", "17", "ah" };
 static const char *const ethers[] = { "ipv4", "ipv6", "arp" };
 static const char *const dscps[] = { "0", "ef", "af11", "cs1" };
 static const char *const vlans[] = { "1", "2", "3", "0" };
@@ -82,7 +82,12 @@ static void random_frame(uint64_t *x, struct le_pkt *p)
 	p->dscp = PICK(x, dscp);
 	p->has_proto = 1;
 	p->proto = PICK(x, proto);
-	if (p->proto != 1 && rnd(x) % 8) {
+	/* AH: IPv4's protocol; in IPv6, walked past to the protocol behind */
+	if (p->ip == 4 && rnd(x) % 8 == 0)
+		p->proto = LE_PROTO_AH;
+	if (p->ip == 6 && rnd(x) % 4 == 0)
+		p->has_ah = 1;
+	if (p->proto != 1 && p->proto != LE_PROTO_AH && rnd(x) % 8) {
 		p->has_ports = 1;
 		p->sport = PICK(x, pp);
 		p->dport = PICK(x, pp);
@@ -150,7 +155,7 @@ static uint32_t random_bytes(uint64_t *x, uint8_t *b)
 {
 	static const uint16_t pp[] = { 80, 443, 5000, 5001, 5002, 5003, 9 };
 	static const uint8_t a4[][4] = { { 198, 18, 1, 7 }, { 198, 18, 1, 6 }, { 198, 18, 0, 1 }, { 198, 19, 2, 3 } };
-	static const uint8_t proto[] = { 6, 17, 1, 33, 132, 136, 50 };
+	static const uint8_t proto[] = { 6, 17, 1, 33, 132, 136, 50, 51 };
 	static const uint8_t dscp[] = { 0, 46, 10, 8 };
 	static const uint16_t other[] = { 0x0806, 0x88cc, 0x0000, 0x86dd, 0x8100, 0x88a8 };
 	static const uint32_t cut[] = { 0, 13, 14, 33, 34, 35, 37, 38, 64 };
@@ -261,7 +266,9 @@ static void bytes_against_scan(void)
 	CHECK_EQ_U64(bad_burst, 0);
 	CHECK_EQ_U64(bad_parse, 0);
 	CHECK(compiled > 100, "%u sets compiled", compiled);
-	CHECK(keyed > frames / 50, "%u of %u frames keyed from their bytes", keyed, frames);
+	/* (~2% with this seed: a one-shape set with a `proto ah` rule
+	 * scans that rule, and is not keyed from the bytes) */
+	CHECK(keyed > frames / 100, "%u of %u frames keyed from their bytes", keyed, frames);
 	/* both paths and both outcomes are exercised */
 	CHECK(fast > frames / 4 && fast < frames, "%u of %u frames read without a parse", fast, frames);
 	CHECK(matched > frames / 20 && matched < frames, "%u of %u frames matched", matched, frames);

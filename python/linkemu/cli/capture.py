@@ -65,6 +65,10 @@ def cmd_capture(a: argparse.Namespace) -> int:
     if dropped:
         err(f"dpdk-dumpcap could not keep {dropped} frames (its ring or buffers were full): "
              f"the capture has gaps")
+    if res.daemon_exited:
+        err(f"linkemud exited during the capture: {name} holds the {res.packets} frames "
+            f"captured until then (dpdk-dumpcap could not count what it missed)")
+        return 1
     return 0
 
 

@@ -5,9 +5,13 @@ EPBs stamped in ns) to -w, says "Packets captured: " on stderr once it
 "captures", and on SIGINT writes its statistics block and the received/
 dropped line, as dumpcap does, then exits 0.
 
+Like dumpcap, it creates its file readable by its owner only (0600).
+
 Environment: FAKEDUMPCAP_PIDS (a directory: it leaves a file named by its
 pid there while it runs), FAKEDUMPCAP_EXIT_DELAY (seconds it takes to
-exit after SIGINT)."""
+exit after SIGINT), FAKEDUMPCAP_PRIMARY_EXITS (seconds after which it acts
+as dumpcap does when linkemud exits: says so, writes no statistics, exits
+0)."""
 
 import os
 import signal
@@ -36,7 +40,8 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
     if mark:
         open(mark, "w").close()
-    with open(out, "wb") as f:
+    primary_exits = os.environ.get("FAKEDUMPCAP_PRIMARY_EXITS")
+    with os.fdopen(os.open(out, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
         f.write(block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1) + opt(0, b"")))
         for name in (b"lc-a", b"lc-b"):
             f.write(block(1, struct.pack("<HHI", 1, 0, 0) + opt(2, name) + opt(9, b"\x09")
@@ -50,11 +55,19 @@ def main():
         f.flush()
         sys.stderr.write("Packets captured: 5")
         sys.stderr.flush()
-        while not stop:
+        t0 = time.monotonic()
+        orphaned = False
+        while not stop and not orphaned:
+            orphaned = bool(primary_exits) and time.monotonic() - t0 > float(primary_exits)
             time.sleep(0.01)
-        time.sleep(float(os.environ.get("FAKEDUMPCAP_EXIT_DELAY", "0")))
-        f.write(block(5, struct.pack("<III", port, 0, 0) + opt(0, b"")))
-    sys.stderr.write(f"\nPackets received/dropped on interface 'net_af_xdp{port}': 5/0 (100.0)\n")
+        if orphaned:
+            sys.stderr.write("\nPrimary process is no longer active, exiting...\n")
+        else:
+            time.sleep(float(os.environ.get("FAKEDUMPCAP_EXIT_DELAY", "0")))
+            f.write(block(5, struct.pack("<III", port, 0, 0) + opt(0, b"")))
+    if not orphaned:
+        sys.stderr.write(f"\nPackets received/dropped on interface 'net_af_xdp{port}': "
+                         f"5/0 (100.0)\n")
     if mark:
         os.unlink(mark)
 

@@ -282,6 +282,19 @@ def test_failure_messages():
     assert "could not attach" in m and "linkemu-lc" in m
 
 
+def test_a_refused_filter_is_named():
+    """Seen from dpdk-dumpcap 22.11 with -f 'bogus (((': the cause came after
+    EAL's lines about devices, under 'exited with code 1'."""
+    err = ("Device 0000:00:03.0 is not driven by the primary process\n"
+           "EAL: Requested device 0000:00:03.0 cannot be used\n"
+           "EAL: Error - exiting with code: 1\n"
+           "  Cause: pcap filter string not valid (unknown ether host 'bogus')\n")
+    bpf = capture.build_filter("02:00:00:00:00:01", "bogus (((")
+    m = capture._explain_failure(1, err, "linkemu-lc", bpf)
+    assert m == ("the capture filter 'ether src 02:00:00:00:00:01 and (bogus ((()' is not "
+                 "valid libpcap syntax: unknown ether host 'bogus'")
+
+
 def test_merge_shares_interfaces_only_on_the_same_clock(tmp_path):
     """Two files naming the same interfaces but with different if_tsoffset
     keep their own IDBs, so each packet keeps its time."""

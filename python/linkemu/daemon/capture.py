@@ -34,6 +34,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import threading
@@ -194,12 +195,14 @@ def _same_interface(a: ngblocks.InterfaceDescription, b: ngblocks.InterfaceDescr
             == (b.link_type, b.snaplen, b.options.get("if_name"), _clock(b)))
 
 
-def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLike) -> None:
+def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLike,
+          mode: int | None = None) -> None:
     """One pcapng from several captures: the first file's section header,
     the interfaces of all (shared when the files describe the same ones, as
     dumpcap 22.11 does: one IDB per DPDK port in every file), the kept
     packets of all in time order (exact nanoseconds; ties keep file order),
-    then the statistics blocks."""
+    then the statistics blocks. mode: the file's permission bits (None:
+    as the umask makes them)."""
     if not files:
         raise PcapngError("nothing to merge")
     first = files[0]
@@ -221,7 +224,10 @@ def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLik
     stats = [(blk, base[i]) for i, f in enumerate(files) for blk in f.stats]
     tmp = Path(str(path) + ".tmp")
     try:
-        with open(tmp, "wb") as out, warnings.catch_warnings():
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else mode)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as out, warnings.catch_warnings():
             warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
             w = FileWriter(out, shb)
             for _ts, i, _n, blk in packets:
@@ -351,13 +357,23 @@ class CaptureResult:
     duration_s: float
     argv: list[list[str]]
     stderr: str = ""
+    daemon_exited: bool = False      # linkemud went away: the capture ended early
 
 
+# What dpdk-dumpcap says when it stops because the primary (linkemud) has
+# exited; it then writes no received/dropped counts.
+PRIMARY_GONE = "Primary process is no longer active"
+_FILTER_REFUSED_RE = re.compile(r"pcap filter string not valid \((.*)\)")
 _STATS_RE = re.compile(r"Packets received/dropped on interface '([^']*)': (\d+)/(\d+)")
 
 
-def _explain_failure(rc: int, err: str, file_prefix: str) -> str:
+def _explain_failure(rc: int, err: str, file_prefix: str, bpf: str | None = None) -> str:
     tail = "\n".join("    " + l for l in err.strip().splitlines()[-8:])
+    refused = _FILTER_REFUSED_RE.search(err)
+    if refused:
+        # Shown whole: libpcap names the word it choked on, and the filter
+        # holds our part (the sender's MAC) as well as -f.
+        return f"the capture filter '{bpf}' is not valid libpcap syntax: {refused.group(1)}"
     if "mp_pdump" in err or ("pdump" in err.lower() and "failed" in err.lower()):
         return (f"the DPDK process with file prefix '{file_prefix}' does not serve packet "
                 f"capture (linkemud must call rte_pdump_init); dpdk-dumpcap said:\n{tail}")
@@ -428,6 +444,23 @@ class _Dumpcap:
             t.join(5)
 
 
+def output_path(out: str | os.PathLike) -> Path:
+    """The file -w names, refused before any dumpcap runs if it names
+    none: the capture would be lost at the end (a directory cannot be
+    replaced by the file; a trailing '/' would have written a file of that
+    name)."""
+    text = os.fspath(out)
+    if not text:
+        raise UsageError("-w needs a file name")
+    path = Path(text)
+    if text.endswith("/") or path.is_dir():
+        raise UsageError(f"-w {text}: is a directory; name a file in it "
+                         f"(e.g. {text.rstrip('/')}/capture.pcapng)")
+    if not path.parent.is_dir():
+        raise UsageError(f"-w {text}: directory {path.parent} does not exist")
+    return path
+
+
 def capture(bed, out: str | os.PathLike, count: int | None = None, port: str = "out",
             direction: str = "a2b", duration: float | None = None,
             snaplen: int | None = None, user_filter: str | None = None,
@@ -457,13 +490,11 @@ def _capture(bed, out, count, port, direction, duration, snaplen, user_filter, f
     if duration is not None and duration <= 0:
         raise UsageError("--duration must be more than 0")
     plan = port_plan(direction, port)
+    out = output_path(out)
     prefix = file_prefix or bed.file_prefix
     mac = sender_mac(bed, direction) if by_direction else None
     bpf = build_filter(mac, user_filter)
     dumpcap = find_dumpcap()
-    out = Path(out)
-    if not out.parent.is_dir():
-        raise UsageError(f"-w {out}: directory {out.parent} does not exist")
     caps: list[_Dumpcap] = []
     t_start = time.monotonic()
     try:
@@ -507,7 +538,7 @@ def _capture(bed, out, count, port, direction, duration, snaplen, user_filter, f
                     c.out.unlink(missing_ok=True)
     if failed:
         c = failed[0]
-        raise LinkemuError(_explain_failure(c.proc.returncode, c.stderr, prefix))
+        raise LinkemuError(_explain_failure(c.proc.returncode, c.stderr, prefix, bpf))
     try:
         return _finish(out, caps, plan, count, bpf, elapsed, by_direction)
     finally:
@@ -542,10 +573,13 @@ def _finish(out: Path, caps, plan, count, bpf, elapsed, by_direction: bool) -> C
         keeps.append(keep)
         stats += [{"name": m.group(1), "received": int(m.group(2)), "dropped": int(m.group(3))}
                   for m in _STATS_RE.finditer(c.stderr)]
-    merge(files, keeps, out)
+    # dumpcap makes its file private (0600: frames can carry anything);
+    # the merged file keeps that, whatever the umask would give.
+    merge(files, keeps, out, mode=stat.S_IMODE(caps[0].out.stat().st_mode))
     return CaptureResult(str(out), sum(per_port.values()), written, removed, trimmed, plan,
                          per_port, bpf, stats, elapsed, [c.argv for c in caps],
-                         "".join(c.stderr for c in caps))
+                         "".join(c.stderr for c in caps),
+                         any(PRIMARY_GONE in c.stderr for c in caps))
 
 
 def describe_plan(direction: str, plan: list[tuple[int, str]]) -> str:

@@ -19,6 +19,7 @@ import json
 import os
 import select
 import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -435,29 +436,100 @@ def telemetry_query(path: str | os.PathLike, command: str,
                     timeout: float = DEFAULT_TIMEOUT_S) -> dict:
     """One command on a DPDK telemetry v2 socket (SOCK_SEQPACKET): the
     server greets with {"version", "pid", "max_output_len"}, then answers
-    each command with one message {COMMAND: value}. Returns that reply."""
+    each command with one message {COMMAND: value}. Returns that reply.
+
+    Every failure is a ControlError of one line that names the socket and
+    the cause (ControlClosed when the server hung up, ControlTimeout when
+    it said nothing in time)."""
     if not command.startswith("/"):
         raise ControlError(f"telemetry commands start with '/': {command!r}")
+    where = f"DPDK telemetry socket {path}"
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.settimeout(timeout)
     try:
+        _telemetry_connect(s, path, where)
+        hello = _telemetry_message(s, 4096, where, "greeting", timeout)
+        limit = hello.get("max_output_len")
+        # A bool is an int to Python; a limit beyond MAX_REPLY would have
+        # us allocate whatever the socket claims.
+        if type(limit) is not int or not 0 < limit <= MAX_REPLY:
+            raise ControlError(f"{where}: its greeting has no usable max_output_len "
+                               f"({_short(repr(limit))}): not DPDK telemetry v2?")
         try:
-            s.connect(str(path))
-        except FileNotFoundError as e:
-            raise ControlError(f"no DPDK telemetry socket at {path} (is linkemud running, "
-                               f"with telemetry?)") from e
-        except OSError as e:
-            raise ControlError(f"cannot connect to {path}: {e.strerror or e}") from e
-        try:
-            hello = json.loads(s.recv(4096))
             s.send(command.encode(), socket.MSG_NOSIGNAL)
-            reply = json.loads(s.recv(int(hello.get("max_output_len", 16384)) + 1))
-        except (socket.timeout, TimeoutError) as e:
-            raise ControlTimeout(f"telemetry {command}: no answer within {timeout:g} s") from e
-        except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as e:
-            raise ControlError(f"telemetry {command}: reply is not JSON: {e}") from e
-        if not isinstance(reply, dict):
-            raise ControlError(f"telemetry {command}: unexpected reply {reply!r}")
-        return reply
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise ControlClosed(f"{where}: closed the connection before the reply to "
+                                f"{command} (did linkemud exit?)") from e
+        except OSError as e:
+            raise ControlError(f"{where}: cannot send {command}: {_cause(e)}") from e
+        return _telemetry_message(s, limit + 1, where, f"reply to {command}", timeout)
     finally:
         s.close()
+
+
+def _cause(e: OSError) -> str:
+    return e.strerror or str(e) or type(e).__name__
+
+
+def _telemetry_connect(s: socket.socket, path: str | os.PathLike, where: str) -> None:
+    try:
+        s.connect(str(path))
+        return
+    except FileNotFoundError as e:
+        raise ControlError(f"no DPDK telemetry socket at {path} (is linkemud running, "
+                           f"with telemetry?)") from e
+    except (socket.timeout, TimeoutError) as e:
+        raise ControlTimeout(f"{where}: connecting timed out (its listen queue is full: "
+                             f"nobody is accepting)") from e
+    except OSError as e:
+        failure = e
+    # Connecting to a path that is no socket fails with ECONNREFUSED, as a
+    # stale socket does: tell the two apart by what the path is.
+    kind = _not_a_socket(path)
+    if kind:
+        raise ControlError(f"{path} is a {kind}, not a socket (not DPDK telemetry)") from failure
+    if failure.errno == errno.ECONNREFUSED:
+        raise ControlError(f"{where}: connection refused (nobody listens: a socket left by a "
+                           f"linkemud that exited?)") from failure
+    if failure.errno == errno.EPROTOTYPE:
+        raise ControlError(f"{where}: not a SOCK_SEQPACKET socket (DPDK telemetry v2 is "
+                           f"one)") from failure
+    raise ControlError(f"cannot connect to {where}: {_cause(failure)}") from failure
+
+
+def _not_a_socket(path: str | os.PathLike) -> str | None:
+    """What the path is when it is no socket ('file', 'directory', ...),
+    or None (a socket, or it cannot be told)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISSOCK(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "file" if stat.S_ISREG(mode) else "special file"
+
+
+def _telemetry_message(s: socket.socket, size: int, where: str, what: str,
+                       timeout: float) -> dict:
+    """One message of the telemetry socket, a JSON object."""
+    try:
+        data = s.recv(size)
+    except (socket.timeout, TimeoutError) as e:
+        raise ControlTimeout(f"{where}: no {what} within {timeout:g} s") from e
+    except ConnectionResetError as e:
+        raise ControlClosed(f"{where}: closed the connection before the {what} "
+                            f"(did linkemud exit?)") from e
+    except OSError as e:
+        raise ControlError(f"{where}: reading the {what} failed: {_cause(e)}") from e
+    if not data:
+        raise ControlClosed(f"{where}: closed the connection before the {what} "
+                            f"(did linkemud exit?)")
+    try:
+        message = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as e:
+        raise ControlError(f"{where}: the {what} is not JSON ({e}): {_short(repr(data))}") from e
+    if not isinstance(message, dict):
+        raise ControlError(f"{where}: unexpected {what} {_short(repr(message))}")
+    return message

@@ -1,0 +1,76 @@
+"""What `linkemu capture` leaves and says about its output, with the fake
+dumpcap (fakedumpcap.py) in a process of its own: the -w name checked
+before any dumpcap starts, the file as private as dumpcap makes it, and a
+daemon that exits mid-capture said out loud."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from linkemu.daemon import capture
+
+FAKE_DUMPCAP = Path(__file__).resolve().parent / "fakedumpcap.py"
+PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
+
+_RUNNER = r"""
+import sys, types
+from linkemu.bed import testbed
+from linkemu.cli import main as cli
+from linkemu.daemon import capture
+capture.find_dumpcap = lambda: sys.argv[1]
+capture.tool_cpus = lambda: None
+capture.sender_mac = lambda bed, direction: "02:00:00:00:00:01"
+testbed.bed_for = lambda name: types.SimpleNamespace(name=name, file_prefix="linkemu-" + name)
+sys.exit(cli.main(["capture", "--bed", "fk", "--file-prefix", "x"] + sys.argv[2:]))
+"""
+
+
+def _run(cwd: Path, args: list[str], **env) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), **env)
+    return subprocess.run([sys.executable, "-c", _RUNNER, str(FAKE_DUMPCAP)] + args,
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("name,says", [
+    ("", "-w needs a file name"),
+    ("adir", "is a directory"),
+    ("new/", "is a directory"),
+    ("none/x.pcapng", "does not exist"),
+])
+def test_w_that_names_no_file_is_refused(tmp_path, name, says):
+    """A directory made os.replace raise IsADirectoryError and an empty
+    name Path.with_name ValueError (tracebacks, after the capture ran);
+    'new/' wrote a file named 'new'."""
+    (tmp_path / "adir").mkdir()
+    cp = _run(tmp_path, ["--duration", "0.2", "-w", name])
+    assert cp.returncode == 2 and says in cp.stderr, cp.stderr
+    assert "Traceback" not in cp.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir"]
+    assert list((tmp_path / "adir").iterdir()) == []
+
+
+def test_the_file_is_as_private_as_dumpcap_makes_it(tmp_path):
+    """dpdk-dumpcap creates its file 0600 (frames can carry anything);
+    the merge wrote ours with the umask's 0644."""
+    os.umask(old := os.umask(0o022))
+    cp = _run(tmp_path, ["--port", "both", "--duration", "0.2", "-w", "x.pcapng"])
+    assert cp.returncode == 0, cp.stderr
+    assert stat.S_IMODE((tmp_path / "x.pcapng").stat().st_mode) == 0o600
+
+
+def test_a_daemon_that_exits_mid_capture_is_said_and_the_file_kept(tmp_path):
+    """dumpcap stops on its own when linkemud exits ('Primary process is
+    no longer active'), and prints no counts: linkemu said '5 frames' and
+    exited 0, as if the capture had ended as asked."""
+    cp = _run(tmp_path, ["--port", "both", "-c", "1000", "--duration", "30", "-w", "x.pcapng"],
+              FAKEDUMPCAP_PRIMARY_EXITS="0.3")
+    assert cp.returncode == 1, cp.stderr
+    assert "linkemud exited during the capture" in cp.stderr, cp.stderr
+    assert "Traceback" not in cp.stderr
+    assert len(capture.read_pcapng(tmp_path / "x.pcapng").packets) == 10

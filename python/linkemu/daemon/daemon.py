@@ -33,6 +33,8 @@ PMDS = ("af_xdp", "af_packet")
 # sockets (docs/kernel-plane.md). Both speak the same options after the
 # ports, control protocol, ready line and final JSON.
 IOS = ("dpdk", "kernel")
+# Each plane's program: the name its own messages begin with.
+DAEMON_NAMES = {"dpdk": "linkemud", "kernel": "linkemuk"}
 LAYOUTS = ("auto", "single", "per-direction", "pipeline")
 # How an idle data plane waits (docs/performance.md "Waiting"): busy polls,
 # adaptive sleeps until shortly before the next deadline or a frame.
@@ -141,11 +143,12 @@ def check_link(binary: str | os.PathLike, grammar: str) -> str | None:
 
 def check_links(cfg: DaemonConfig, binary: str | os.PathLike) -> None:
     """Both directions' links, checked before anything is built: a bad one
-    is a UsageError naming the direction, as the daemon itself would say."""
+    is a UsageError naming the direction, as the daemon itself would say
+    (and in its name: linkemuk for --io kernel)."""
     for name, grammar in (("a2b", cfg.a2b), ("b2a", cfg.b2a)):
         why = check_link(binary, grammar)
         if why is not None:
-            raise UsageError(f"linkemud: --{name}: {why}")
+            raise UsageError(f"{DAEMON_NAMES.get(cfg.io, 'linkemud')}: --{name}: {why}")
 
 
 def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:

@@ -23,7 +23,7 @@ import sys
 from typing import Sequence
 
 from linkemu import profiles
-from linkemu.bed import attached, netns, paths, ports, testbed
+from linkemu.bed import attached, grouprun, netns, paths, ports, testbed
 from linkemu.bed.interrupts import shielded
 from linkemu.bed.cpus import tool_cpus
 from linkemu.bed.nsref import NsRef
@@ -255,13 +255,23 @@ class Bed:
              timeout: float | None = None, capture: bool = True, env: dict | None = None,
              cpus: str | None = "auto", **kw) -> subprocess.CompletedProcess:
         """Run cmd on a side to completion (text output captured unless
-        capture=False). check=True raises LinkemuError on a non-zero exit."""
+        capture=False). check=True raises LinkemuError on a non-zero exit;
+        past timeout seconds the command and every process it started are
+        killed and ExecTimeout (a LinkemuError) is raised."""
         argv = self.argv(role, cmd, cpus)
-        cp = subprocess.run(argv, capture_output=capture, text=True, timeout=timeout,
-                            env=_env(env), **kw)
+        _check_timeout(timeout)
+        if capture:
+            kw.setdefault("stdout", subprocess.PIPE)
+            kw.setdefault("stderr", subprocess.PIPE)
+        try:
+            cp = grouprun.run(argv, timeout=timeout, text=True, env=_env(env), **kw)
+        except grouprun.GroupTimeout as e:
+            raise ExecTimeout(role, cmd, e.timeout, e.stdout, e.stderr) from None
+        except OSError as e:      # the namespace tool itself (ip, nsenter, taskset) missing
+            raise LinkemuError(f"cannot run {_words(cmd)} on {role}: {e.strerror or e}") from e
         if check and cp.returncode != 0:
             msg = (cp.stderr or cp.stdout or "").strip() if capture else ""
-            raise LinkemuError(f"{' '.join(map(os.fsdecode, cmd))} on {role} exited with {cp.returncode}"
+            raise LinkemuError(f"{_words(cmd)} on {role} exited with {cp.returncode}"
                                + (f": {msg}" if msg else ""))
         return cp
 
@@ -280,6 +290,35 @@ class Bed:
 
     def __repr__(self) -> str:
         return f"linkemu.Bed({self.name!r}, kind={self.kind!r})"
+
+
+class ExecTimeout(LinkemuError):
+    """Bed.exec ran past its timeout: the command and what it started were
+    killed. stdout and stderr hold what it wrote until then."""
+
+    def __init__(self, role: str, cmd: Sequence, timeout: float, stdout=None, stderr=None):
+        super().__init__(f"{_words(cmd)} on {role} did not finish within {timeout:g} s "
+                         f"(killed, with every process it started)")
+        self.role = role
+        self.cmd = list(cmd)
+        self.timeout = timeout
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def _words(cmd: Sequence) -> str:
+    return " ".join(map(os.fsdecode, cmd))
+
+
+def _check_timeout(timeout) -> None:
+    """None or a finite number of seconds above 0: subprocess takes 0, -1
+    or nan as a deadline already past (the command killed at once) and
+    cannot wait for inf."""
+    if timeout is None:
+        return
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+            or not 0 < timeout < float("inf"):
+        raise UsageError(f"timeout={timeout!r}: give seconds above 0, or None for no limit")
 
 
 def _env(extra: dict | None) -> dict | None:

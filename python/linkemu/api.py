@@ -23,7 +23,7 @@ import sys
 from typing import Sequence
 
 from linkemu import profiles
-from linkemu.bed import attached, grouprun, netns, paths, ports, testbed
+from linkemu.bed import attached, grouprun, netns, paths, ports, procs, testbed
 from linkemu.bed.interrupts import shielded
 from linkemu.bed.cpus import tool_cpus
 from linkemu.bed.nsref import NsRef
@@ -354,6 +354,11 @@ class Link:
         self.bed = bed
         self.pid = pid
         self._daemon = started
+        # Which process pid is: an attached link has no Popen, and once its
+        # daemon exits the bed's pid file (and the pid) may name another.
+        self._start_time = procs.start_time(pid)
+        self._name = (started and daemon.DAEMON_NAMES.get(started.config.io)) \
+            or procs.daemon_name(pid) or "linkemud"
         self.report: FinalReport | None = None
         self._client: control.ControlClient | None = None
         self._detached = False
@@ -376,7 +381,14 @@ class Link:
             return False
         if self._daemon is not None and self._daemon.popen is not None:
             return self._daemon.popen.poll() is None
-        return testbed.daemon_pid(self.bed.layout) == self.pid
+        return self._is_the_beds_daemon()
+
+    def _is_the_beds_daemon(self) -> bool:
+        """The bed's daemon is still the process this link was made for
+        (same pid and start time), not one started since on the bed."""
+        return (self._start_time is not None
+                and testbed.daemon_pid(self.bed.layout) == self.pid
+                and procs.start_time(self.pid) == self._start_time)
 
     def exit_code(self) -> int | None:
         """The daemon's exit status if it exited on its own, else None."""
@@ -424,9 +436,19 @@ class Link:
             return self.report
         self._close()
         popen = self._daemon.popen if self._daemon else None
+        if popen is None and not self._is_the_beds_daemon():
+            # Attached: stop only the daemon we attached to, never one
+            # started on the bed after it exited.
+            now = testbed.daemon_pid(self.bed.layout)
+            raise LinkemuError(
+                f"the {self._name} this link attached to on bed '{self.bed.name}' (pid "
+                f"{self.pid}) is no longer running" +
+                (f"; the bed now runs another daemon (pid {now}), which this link does not "
+                 f"stop: bed.attach() to get a link to it" if now is not None else
+                 " (it exited, or something else stopped it)"))
         if self._stopped is None:
             self._stopped = (popen.poll() if popen is not None else None,)
-        res = daemon.stop(self.bed.layout, popen)
+        res = daemon.stop(self.bed.layout, popen, pid=self.pid)
         if self.bed.kind == "ports":
             ports.restore(self.bed.layout)
         if res.final is None:

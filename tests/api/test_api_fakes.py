@@ -60,7 +60,7 @@ def _started_link(bed, monkeypatch, popen):
     link = api.Link(bed, popen.pid, d)
     bed._links.append(link)
 
-    def stop(layout, p=None, timeout=0):
+    def stop(layout, p=None, timeout=0, pid=None):
         how = "gone" if p.returncode is not None else "terminated"
         if p.returncode is None:
             p.returncode = -15          # our SIGTERM

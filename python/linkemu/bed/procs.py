@@ -27,6 +27,19 @@ def pid_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def start_time(pid: int) -> int | None:
+    """When pid started (clock ticks after boot, /proc/PID/stat field 22),
+    or None if it is gone. A pid with the same start time is the same
+    process: a pid alone may since name another one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # Fields after the parenthesised comm (which may hold spaces) start at
+    # field 3, the state: starttime, field 22, is the 20th of them.
+    return int(stat.rpartition(")")[2].split()[19])
+
+
 def cmdline(pid: int) -> list[str]:
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()

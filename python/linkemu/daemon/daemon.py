@@ -321,9 +321,14 @@ class StopResult:
 
 
 def stop(bed: Bed, popen: subprocess.Popen | None = None,
-         timeout: float = STOP_TIMEOUT_S) -> StopResult:
-    """SIGTERM the bed's daemon, wait (SIGKILL after timeout), read final.json."""
-    pid = popen.pid if popen is not None else daemon_pid(bed)
+         timeout: float = STOP_TIMEOUT_S, pid: int | None = None) -> StopResult:
+    """SIGTERM the bed's daemon, wait (SIGKILL after timeout), read final.json.
+    pid: the daemon to stop, which the caller has identified (an attached
+    Link's); None: the one the bed's pid file names."""
+    if popen is not None:
+        pid = popen.pid
+    elif pid is None:
+        pid = daemon_pid(bed)
     if pid is None:
         found = procs.find_linkemud(bed.file_prefix)
         if not found:

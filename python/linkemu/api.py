@@ -407,6 +407,19 @@ class Link:
             self._client = self.bed.control(wait_s=2.0)
         return self._client
 
+    def _call(self, fn):
+        """fn(client), on a connection that is in step: a call that failed
+        midway (a timeout, the daemon hung up) leaves its reply unread or
+        the socket dead, so the connection is dropped and the next call
+        makes a new one; a refusal has been read whole and keeps it."""
+        try:
+            return fn(self._ctl())
+        except control.DaemonRefused:
+            raise
+        except control.ControlError:
+            self._close()
+            raise
+
     def set(self, a2b: str | None = None, b2a: str | None = None) -> dict:
         """Change one or both directions while frames flow (both in one
         write, so they switch as close together as the daemon allows).
@@ -415,18 +428,22 @@ class Link:
         changes = [(d, g) for d, g in (("a2b", a2b), ("b2a", b2a)) if g is not None]
         if not changes:
             raise UsageError("set: give a2b=, b2a= or both")
-        out = self._ctl().set_many(changes)
+        for d, g in changes:
+            if not isinstance(g, str):
+                raise UsageError(f"set: {d}= takes the link as grammar text, e.g. "
+                                 f"\"delay 20ms loss 1%\" (not {type(g).__name__})")
+        out = self._call(lambda c: c.set_many(changes))
         return {d: reply for (d, _g), (_s, _r, reply) in zip(changes, out)}
 
     def show(self) -> dict:
         """{"a2b": GRAMMAR, "b2a": GRAMMAR}: the links now in force."""
-        return self._ctl().show()
+        return self._call(lambda c: c.show())
 
     def stats(self) -> Stats:
-        return Stats.from_json(self._ctl().stats())
+        return Stats.from_json(self._call(lambda c: c.stats()))
 
     def reset_stats(self) -> None:
-        self._ctl().reset_stats()
+        self._call(lambda c: c.reset_stats())
 
     # --- stopping ----------------------------------------------------------------------
 
@@ -480,5 +497,13 @@ class Link:
                 self.stop()
 
     def __repr__(self) -> str:
-        state = "stopped" if self.report else "running"
+        # Not "running" just because stop() was not called: a daemon that
+        # exited by itself (a crash) shows as such.
+        if self.report is not None:
+            state = "stopped"
+        elif self.running:
+            state = "running"
+        else:
+            code = self.exit_code()
+            state = "exited" + (f" with {code}" if code is not None else "")
         return f"linkemu.Link(bed={self.bed.name!r}, pid={self.pid}, {state})"

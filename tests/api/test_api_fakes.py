@@ -147,6 +147,17 @@ def test_exit_code_of_a_daemon_that_exited_by_itself_survives_stop(fake_pair, mo
     assert link.exit_code() == 3
 
 
+def test_repr_says_a_daemon_that_exited_by_itself_is_not_running(fake_pair, monkeypatch):
+    bed, _ = fake_pair
+    popen = FakePopen()
+    link = _started_link(bed, monkeypatch, popen)
+    assert repr(link) == "linkemu.Link(bed='fk', pid=4242, running)"
+    popen.returncode = 3                                  # it crashed
+    assert repr(link) == "linkemu.Link(bed='fk', pid=4242, exited with 3)"
+    link.stop()
+    assert repr(link) == "linkemu.Link(bed='fk', pid=4242, stopped)"
+
+
 # --- commands on a side -----------------------------------------------------------------------
 
 

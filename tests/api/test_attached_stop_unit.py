@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -36,6 +37,11 @@ def run_dir(tmp_path, monkeypatch):
         p = subprocess.Popen(["linkemud", "-c", "import time; time.sleep(60)", "--file-prefix",
                               testbed.bed_for(BED).file_prefix], executable=sys.executable)
         started.append(p)
+        # Right after fork its command line is still ours: wait for the exec.
+        deadline = time.monotonic() + 10
+        while procs.cmdline(p.pid)[:1] != ["linkemud"]:
+            assert time.monotonic() < deadline, "the stand-in did not start"
+            time.sleep(0.01)
         paths.daemon_pid_file(BED).write_text(f"{p.pid}\n")
         return p
 

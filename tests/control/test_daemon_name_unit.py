@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -36,13 +37,23 @@ def run_root(monkeypatch):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def exec_done(p: subprocess.Popen, name: str) -> subprocess.Popen:
+    """p once its command line is NAME's: right after fork it is still
+    ours (the exec has not happened yet)."""
+    deadline = time.monotonic() + 10
+    while procs.cmdline(p.pid)[:1] != [name]:
+        assert time.monotonic() < deadline, f"{name} stand-in did not start"
+        time.sleep(0.01)
+    return p
+
+
 def _stand_in(name: str):
     """A process whose command line is NAME's for bed fk (argv[0] NAME,
     --instance or --file-prefix the bed's prefix), as the bed's daemon."""
     prefix = testbed.bed_for(BED).file_prefix
     opt = "--instance" if name == "linkemuk" else "--file-prefix"
-    p = subprocess.Popen([name, "-c", "import time; time.sleep(60)", opt, prefix],
-                         executable=sys.executable)
+    p = exec_done(subprocess.Popen([name, "-c", "import time; time.sleep(60)", opt, prefix],
+                                   executable=sys.executable), name)
     paths.daemon_pid_file(BED).write_text(f"{p.pid}\n")
     return p
 
@@ -60,8 +71,8 @@ def bed_daemon(request, run_root):
 
 
 def test_daemon_name_from_the_process():
-    p = subprocess.Popen(["linkemuk", "-c", "import time; time.sleep(60)"],
-                         executable=sys.executable)
+    p = exec_done(subprocess.Popen(["linkemuk", "-c", "import time; time.sleep(60)"],
+                                   executable=sys.executable), "linkemuk")
     try:
         assert procs.daemon_name(p.pid) == "linkemuk"
     finally:

@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 # The API (docs/python.md), imported on first use so that `import linkemu`
 # stays cheap for the command line.
 _API = {
-    "Bed": "linkemu.api", "Link": "linkemu.api",
+    "Bed": "linkemu.api", "Link": "linkemu.api", "ExecTimeout": "linkemu.api",
     "Stats": "linkemu.daemon.counters", "FinalReport": "linkemu.daemon.counters",
     "DirectionCounters": "linkemu.daemon.counters", "ClassCounters": "linkemu.daemon.counters",
     "ErrorSummary": "linkemu.daemon.counters",

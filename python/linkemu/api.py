@@ -23,7 +23,7 @@ import sys
 from typing import Sequence
 
 from linkemu import profiles
-from linkemu.bed import attached, netns, paths, ports, testbed
+from linkemu.bed import attached, grouprun, netns, paths, ports, procs, testbed
 from linkemu.bed.interrupts import shielded
 from linkemu.bed.cpus import tool_cpus
 from linkemu.bed.nsref import NsRef
@@ -255,13 +255,23 @@ class Bed:
              timeout: float | None = None, capture: bool = True, env: dict | None = None,
              cpus: str | None = "auto", **kw) -> subprocess.CompletedProcess:
         """Run cmd on a side to completion (text output captured unless
-        capture=False). check=True raises LinkemuError on a non-zero exit."""
+        capture=False). check=True raises LinkemuError on a non-zero exit;
+        past timeout seconds the command and every process it started are
+        killed and ExecTimeout (a LinkemuError) is raised."""
         argv = self.argv(role, cmd, cpus)
-        cp = subprocess.run(argv, capture_output=capture, text=True, timeout=timeout,
-                            env=_env(env), **kw)
+        _check_timeout(timeout)
+        if capture:
+            kw.setdefault("stdout", subprocess.PIPE)
+            kw.setdefault("stderr", subprocess.PIPE)
+        try:
+            cp = grouprun.run(argv, timeout=timeout, text=True, env=_env(env), **kw)
+        except grouprun.GroupTimeout as e:
+            raise ExecTimeout(role, cmd, e.timeout, e.stdout, e.stderr) from None
+        except OSError as e:      # the namespace tool itself (ip, nsenter, taskset) missing
+            raise LinkemuError(f"cannot run {_words(cmd)} on {role}: {e.strerror or e}") from e
         if check and cp.returncode != 0:
             msg = (cp.stderr or cp.stdout or "").strip() if capture else ""
-            raise LinkemuError(f"{' '.join(map(os.fsdecode, cmd))} on {role} exited with {cp.returncode}"
+            raise LinkemuError(f"{_words(cmd)} on {role} exited with {cp.returncode}"
                                + (f": {msg}" if msg else ""))
         return cp
 
@@ -280,6 +290,35 @@ class Bed:
 
     def __repr__(self) -> str:
         return f"linkemu.Bed({self.name!r}, kind={self.kind!r})"
+
+
+class ExecTimeout(LinkemuError):
+    """Bed.exec ran past its timeout: the command and what it started were
+    killed. stdout and stderr hold what it wrote until then."""
+
+    def __init__(self, role: str, cmd: Sequence, timeout: float, stdout=None, stderr=None):
+        super().__init__(f"{_words(cmd)} on {role} did not finish within {timeout:g} s "
+                         f"(killed, with every process it started)")
+        self.role = role
+        self.cmd = list(cmd)
+        self.timeout = timeout
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def _words(cmd: Sequence) -> str:
+    return " ".join(map(os.fsdecode, cmd))
+
+
+def _check_timeout(timeout) -> None:
+    """None or a finite number of seconds above 0: subprocess takes 0, -1
+    or nan as a deadline already past (the command killed at once) and
+    cannot wait for inf."""
+    if timeout is None:
+        return
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+            or not 0 < timeout < float("inf"):
+        raise UsageError(f"timeout={timeout!r}: give seconds above 0, or None for no limit")
 
 
 def _env(extra: dict | None) -> dict | None:
@@ -315,6 +354,11 @@ class Link:
         self.bed = bed
         self.pid = pid
         self._daemon = started
+        # Which process pid is: an attached link has no Popen, and once its
+        # daemon exits the bed's pid file (and the pid) may name another.
+        self._start_time = procs.start_time(pid)
+        self._name = (started and daemon.DAEMON_NAMES.get(started.config.io)) \
+            or procs.daemon_name(pid) or "linkemud"
         self.report: FinalReport | None = None
         self._client: control.ControlClient | None = None
         self._detached = False
@@ -337,7 +381,14 @@ class Link:
             return False
         if self._daemon is not None and self._daemon.popen is not None:
             return self._daemon.popen.poll() is None
-        return testbed.daemon_pid(self.bed.layout) == self.pid
+        return self._is_the_beds_daemon()
+
+    def _is_the_beds_daemon(self) -> bool:
+        """The bed's daemon is still the process this link was made for
+        (same pid and start time), not one started since on the bed."""
+        return (self._start_time is not None
+                and testbed.daemon_pid(self.bed.layout) == self.pid
+                and procs.start_time(self.pid) == self._start_time)
 
     def exit_code(self) -> int | None:
         """The daemon's exit status if it exited on its own, else None."""
@@ -356,6 +407,19 @@ class Link:
             self._client = self.bed.control(wait_s=2.0)
         return self._client
 
+    def _call(self, fn):
+        """fn(client), on a connection that is in step: a call that failed
+        midway (a timeout, the daemon hung up) leaves its reply unread or
+        the socket dead, so the connection is dropped and the next call
+        makes a new one; a refusal has been read whole and keeps it."""
+        try:
+            return fn(self._ctl())
+        except control.DaemonRefused:
+            raise
+        except control.ControlError:
+            self._close()
+            raise
+
     def set(self, a2b: str | None = None, b2a: str | None = None) -> dict:
         """Change one or both directions while frames flow (both in one
         write, so they switch as close together as the daemon allows).
@@ -364,18 +428,22 @@ class Link:
         changes = [(d, g) for d, g in (("a2b", a2b), ("b2a", b2a)) if g is not None]
         if not changes:
             raise UsageError("set: give a2b=, b2a= or both")
-        out = self._ctl().set_many(changes)
+        for d, g in changes:
+            if not isinstance(g, str):
+                raise UsageError(f"set: {d}= takes the link as grammar text, e.g. "
+                                 f"\"delay 20ms loss 1%\" (not {type(g).__name__})")
+        out = self._call(lambda c: c.set_many(changes))
         return {d: reply for (d, _g), (_s, _r, reply) in zip(changes, out)}
 
     def show(self) -> dict:
         """{"a2b": GRAMMAR, "b2a": GRAMMAR}: the links now in force."""
-        return self._ctl().show()
+        return self._call(lambda c: c.show())
 
     def stats(self) -> Stats:
-        return Stats.from_json(self._ctl().stats())
+        return Stats.from_json(self._call(lambda c: c.stats()))
 
     def reset_stats(self) -> None:
-        self._ctl().reset_stats()
+        self._call(lambda c: c.reset_stats())
 
     # --- stopping ----------------------------------------------------------------------
 
@@ -385,9 +453,19 @@ class Link:
             return self.report
         self._close()
         popen = self._daemon.popen if self._daemon else None
+        if popen is None and not self._is_the_beds_daemon():
+            # Attached: stop only the daemon we attached to, never one
+            # started on the bed after it exited.
+            now = testbed.daemon_pid(self.bed.layout)
+            raise LinkemuError(
+                f"the {self._name} this link attached to on bed '{self.bed.name}' (pid "
+                f"{self.pid}) is no longer running" +
+                (f"; the bed now runs another daemon (pid {now}), which this link does not "
+                 f"stop: bed.attach() to get a link to it" if now is not None else
+                 " (it exited, or something else stopped it)"))
         if self._stopped is None:
             self._stopped = (popen.poll() if popen is not None else None,)
-        res = daemon.stop(self.bed.layout, popen)
+        res = daemon.stop(self.bed.layout, popen, pid=self.pid)
         if self.bed.kind == "ports":
             ports.restore(self.bed.layout)
         if res.final is None:
@@ -419,5 +497,13 @@ class Link:
                 self.stop()
 
     def __repr__(self) -> str:
-        state = "stopped" if self.report else "running"
+        # Not "running" just because stop() was not called: a daemon that
+        # exited by itself (a crash) shows as such.
+        if self.report is not None:
+            state = "stopped"
+        elif self.running:
+            state = "running"
+        else:
+            code = self.exit_code()
+            state = "exited" + (f" with {code}" if code is not None else "")
         return f"linkemu.Link(bed={self.bed.name!r}, pid={self.pid}, {state})"

@@ -60,7 +60,7 @@ def _started_link(bed, monkeypatch, popen):
     link = api.Link(bed, popen.pid, d)
     bed._links.append(link)
 
-    def stop(layout, p=None, timeout=0):
+    def stop(layout, p=None, timeout=0, pid=None):
         how = "gone" if p.returncode is not None else "terminated"
         if p.returncode is None:
             p.returncode = -15          # our SIGTERM
@@ -147,17 +147,33 @@ def test_exit_code_of_a_daemon_that_exited_by_itself_survives_stop(fake_pair, mo
     assert link.exit_code() == 3
 
 
+def test_repr_says_a_daemon_that_exited_by_itself_is_not_running(fake_pair, monkeypatch):
+    bed, _ = fake_pair
+    popen = FakePopen()
+    link = _started_link(bed, monkeypatch, popen)
+    assert repr(link) == "linkemu.Link(bed='fk', pid=4242, running)"
+    popen.returncode = 3                                  # it crashed
+    assert repr(link) == "linkemu.Link(bed='fk', pid=4242, exited with 3)"
+    link.stop()
+    assert repr(link) == "linkemu.Link(bed='fk', pid=4242, stopped)"
+
+
 # --- commands on a side -----------------------------------------------------------------------
 
 
-def test_exec_check_names_a_command_with_path_words(fake_pair, monkeypatch):
+@pytest.fixture
+def local_sides(monkeypatch):
+    """Commands "on a side" run right here (no namespace, no root)."""
+    monkeypatch.setattr(api.netns, "ns_exec_argv", lambda ns, cmd, cpus: list(cmd))
+
+
+def test_exec_check_names_a_command_with_path_words(fake_pair, local_sides):
     """check=True on a failing command whose words include a Path (which
     subprocess takes) raises the LinkemuError, not a TypeError from
     building its message."""
     bed, _ = fake_pair
-    monkeypatch.setattr(api.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(
-        argv, 1, "", "cat: /nonexistent: No such file or directory"))
-    with pytest.raises(linkemu.LinkemuError, match="cat /nonexistent on src exited with 1"):
+    with pytest.raises(linkemu.LinkemuError, match="cat /nonexistent on src exited with 1: "
+                                                   "cat: /nonexistent: No such file"):
         bed.exec("src", ["cat", Path("/nonexistent")], check=True, cpus=None)
 
 

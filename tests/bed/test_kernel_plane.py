@@ -39,6 +39,18 @@ def test_kernel_plane_forwards_with_conservation(bed_up, run_link):
     assert 0 < float(us) <= 1024 + 5 and (how == "learned" or float(us) == 200.0), spin[-1]
 
 
+def test_refusals_under_io_kernel_are_linkemuks(bed_up, run_link):
+    """linkemuk serves linkemud's control protocol, which does not say who
+    answers: the CLI names the daemon from its process, never a fixed word."""
+    run_link("delay 1ms", "", "--io", "kernel")
+    cp = linkemu("ctl", "--bed", BED, "set", "a2b", "dealy 5ms")
+    assert cp.returncode == 1 and cp.stderr.startswith("linkemuk: set a2b: unknown word 'dealy'"), \
+        cp.stderr
+    cp = linkemu("run", "--bed", BED, "--io", "kernel", "--a2b", "dealy 5ms", "--detach")
+    assert cp.returncode == 2 and cp.stderr.startswith("linkemuk: --a2b: unknown word 'dealy'"), \
+        cp.stderr
+
+
 def test_run_io_kernel_refuses_a_layout(bed_up):
     cp = linkemu("run", "--bed", BED, "--io", "kernel", "--layout", "pipeline", "--detach")
     assert cp.returncode == 2, cp.stderr

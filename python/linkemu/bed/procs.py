@@ -27,6 +27,19 @@ def pid_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def start_time(pid: int) -> int | None:
+    """When pid started (clock ticks after boot, /proc/PID/stat field 22),
+    or None if it is gone. A pid with the same start time is the same
+    process: a pid alone may since name another one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # Fields after the parenthesised comm (which may hold spaces) start at
+    # field 3, the state: starttime, field 22, is the 20th of them.
+    return int(stat.rpartition(")")[2].split()[19])
+
+
 def cmdline(pid: int) -> list[str]:
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -138,11 +151,27 @@ def terminate(pid: int, grace: float, popen=None) -> str:
     return "killed"
 
 
+DAEMON_NAMES = ("linkemud", "linkemuk")
+
+
+def daemon_name(pid: int) -> str | None:
+    """Which daemon pid is, "linkemud" or "linkemuk" (the kernel-socket
+    plane), by its command line; None if it is neither (or gone). Both
+    serve the same control protocol, so a reply does not say which one
+    answered: messages that speak for the daemon name it from here."""
+    return _daemon_word(cmdline(pid))
+
+
+def _daemon_word(argv: list[str]) -> str | None:
+    return next((os.path.basename(a) for a in argv[:2]
+                 if os.path.basename(a) in DAEMON_NAMES), None)
+
+
 def _looks_like_linkemud(argv: list[str]) -> bool:
     """argv[0] is linkemud (or linkemuk, the kernel-socket plane), or argv[1]
     when it runs under an interpreter or a wrapper (a test stand-in script,
     valgrind without options)."""
-    return any(os.path.basename(a) in ("linkemud", "linkemuk") for a in argv[:2])
+    return _daemon_word(argv) is not None
 
 
 def has_file_prefix(argv: list[str], prefix: str) -> bool:

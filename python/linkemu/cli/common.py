@@ -22,8 +22,10 @@ def err(msg: str) -> None:
 
 
 def refused(e: DaemonRefused) -> int:
-    """A command the daemon refused: its message verbatim, exit 1."""
-    print(f"linkemud: {e}", file=sys.stderr)
+    """A command the daemon refused: its message verbatim, after the name
+    of the daemon that refused it (linkemud, or linkemuk for --io kernel),
+    exit 1."""
+    print(f"{e.daemon}: {e}", file=sys.stderr)
     return 1
 
 

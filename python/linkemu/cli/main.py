@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return a.func(a)
     except UsageError as e:
-        print(str(e) if str(e).startswith("linkemud:") else f"linkemu: {e}", file=sys.stderr)
+        # The daemon's own words (its grammar errors) keep its name.
+        print(str(e) if str(e).startswith(("linkemud:", "linkemuk:")) else f"linkemu: {e}",
+              file=sys.stderr)
         return 2
     except LinkemuError as e:
         err(str(e))

@@ -24,7 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from linkemu.bed import paths
+from linkemu.bed import paths, procs
 from linkemu.errors import LinkemuError
 
 SOCKET_NAME = "control.sock"
@@ -51,11 +51,13 @@ class ControlClosed(ControlError):
 
 class DaemonRefused(ControlError):
     """The daemon answered {"ok": false}: the command changed nothing.
-    str() is the daemon's message, verbatim."""
+    str() is the daemon's message, verbatim; .daemon names who refused
+    ("linkemud" or "linkemuk")."""
 
-    def __init__(self, reply: dict, command: str = ""):
+    def __init__(self, reply: dict, command: str = "", daemon: str = "linkemud"):
         self.reply = reply
         self.command = command
+        self.daemon = daemon
         super().__init__(str(reply.get("error", "(no error message)")))
 
 
@@ -83,9 +85,14 @@ class ControlClient:
     timeout bounds every wait: connecting, and each reply (from the moment
     its command was sent)."""
 
-    def __init__(self, path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT_S,
+                 daemon: str = "linkemud"):
         self.path = Path(path)
         self.timeout = timeout
+        # Who answers, for messages that speak of it: linkemud or linkemuk
+        # serve the same protocol, and no reply says which (connect_bed
+        # learns it from the bed's daemon process).
+        self.daemon = daemon
         self.sock: socket.socket | None = None
         self._buf = bytearray()
 
@@ -189,10 +196,10 @@ class ControlClient:
             # in a closed pipeline).
             s.sendall(data, socket.MSG_NOSIGNAL)
         except (socket.timeout, TimeoutError) as e:
-            raise ControlTimeout(f"linkemud did not take the command "
+            raise ControlTimeout(f"{self.daemon} did not take the command "
                                  f"'{_short(lines[0])}' within {self.timeout:g} s") from e
         except (BrokenPipeError, ConnectionResetError) as e:
-            raise ControlClosed(f"linkemud closed the control connection ({self.path}) "
+            raise ControlClosed(f"{self.daemon} closed the control connection ({self.path}) "
                                 f"before '{_short(lines[0])}' was sent: did it exit?") from e
 
     def read_reply(self, command: str = "") -> dict:
@@ -201,10 +208,10 @@ class ControlClient:
         try:
             reply = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ControlError(f"linkemud's reply to '{_short(command)}' is not JSON: "
+            raise ControlError(f"{self.daemon}'s reply to '{_short(command)}' is not JSON: "
                                f"{line[:200]!r}") from e
         if not isinstance(reply, dict) or "ok" not in reply:
-            raise ControlError(f"linkemud's reply to '{_short(command)}' has no \"ok\": "
+            raise ControlError(f"{self.daemon}'s reply to '{_short(command)}' has no \"ok\": "
                                f"{line[:200]!r}")
         return reply
 
@@ -218,11 +225,11 @@ class ControlClient:
                 del self._buf[:i + 1]
                 return line
             if len(self._buf) > MAX_REPLY:
-                raise ControlError(f"linkemud's reply to '{_short(command)}' is longer than "
+                raise ControlError(f"{self.daemon}'s reply to '{_short(command)}' is longer than "
                                    f"{MAX_REPLY} bytes")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise ControlTimeout(f"linkemud did not answer '{_short(command)}' within "
+                raise ControlTimeout(f"{self.daemon} did not answer '{_short(command)}' within "
                                      f"{self.timeout:g} s ({self.path})")
             s.settimeout(left)
             try:
@@ -233,7 +240,7 @@ class ControlClient:
                 chunk = b""
             if not chunk:
                 what = "a whole reply" if self._buf else "a reply"
-                raise ControlClosed(f"linkemud closed the control connection before {what} to "
+                raise ControlClosed(f"{self.daemon} closed the control connection before {what} to "
                                     f"'{_short(command)}' (did it exit? see `linkemu testbed "
                                     f"status` and its log)")
             self._buf += chunk
@@ -249,7 +256,7 @@ class ControlClient:
         """Send one line; raise DaemonRefused unless the reply is ok."""
         reply = self.request(line)
         if reply.get("ok") is not True:
-            raise DaemonRefused(reply, line)
+            raise DaemonRefused(reply, line, self.daemon)
         return reply
 
     def set(self, direction: str, grammar: str) -> dict:
@@ -271,7 +278,7 @@ class ControlClient:
             out.append((sent, time.monotonic_ns(), reply))
         for line, (_s, _r, reply) in zip(lines, out):
             if reply.get("ok") is not True:
-                raise DaemonRefused(reply, line)
+                raise DaemonRefused(reply, line, self.daemon)
         return out
 
     def show(self) -> dict:
@@ -282,10 +289,10 @@ class ControlClient:
         r = self.call("stats")
         st = r.get("stats")
         if not isinstance(st, dict):
-            raise ControlError(f"linkemud's stats reply has no \"stats\" object: {r}")
+            raise ControlError(f"{self.daemon}'s stats reply has no \"stats\" object: {r}")
         problem = stats_shape_problem(st)
         if problem:
-            raise ControlError(f"linkemud's stats reply is not shaped as docs/control.md "
+            raise ControlError(f"{self.daemon}'s stats reply is not shaped as docs/control.md "
                                f"says: {problem}")
         return st
 
@@ -382,7 +389,7 @@ def connect_bed(bed, timeout: float = DEFAULT_TIMEOUT_S, wait_s: float = 0.0) ->
     path = socket_path(bed.name)
     client = ControlClient(path, timeout)
     try:
-        return client.connect(wait_s)
+        client.connect(wait_s)
     except ControlTimeout:
         raise
     except ControlError as e:
@@ -390,12 +397,17 @@ def connect_bed(bed, timeout: float = DEFAULT_TIMEOUT_S, wait_s: float = 0.0) ->
         if pid is None:
             raise ControlError(f"no linkemud is running on bed '{bed.name}' "
                                f"(start one: linkemu run --bed {bed.name} --detach)") from e
+        name = procs.daemon_name(pid) or "linkemud"
         if not path.exists():
-            raise ControlError(f"linkemud (pid {pid}) on bed '{bed.name}' has no control socket "
+            raise ControlError(f"{name} (pid {pid}) on bed '{bed.name}' has no control socket "
                                f"at {path}: it was started without --control (a linkemud "
                                f"built before the control socket? rebuild it, then "
                                f"`linkemu stop --bed {bed.name}` and run again)") from e
-        raise ControlError(f"linkemud (pid {pid}) on bed '{bed.name}': {e}") from e
+        raise ControlError(f"{name} (pid {pid}) on bed '{bed.name}': {e}") from e
+    # The bed's daemon (a stale pid file or one not ours: keep the default).
+    pid = daemon_pid(bed)
+    client.daemon = (procs.daemon_name(pid) if pid is not None else None) or client.daemon
+    return client
 
 
 _control_support: dict[tuple[str, float], bool] = {}

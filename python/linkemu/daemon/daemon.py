@@ -33,6 +33,8 @@ PMDS = ("af_xdp", "af_packet")
 # sockets (docs/kernel-plane.md). Both speak the same options after the
 # ports, control protocol, ready line and final JSON.
 IOS = ("dpdk", "kernel")
+# Each plane's program: the name its own messages begin with.
+DAEMON_NAMES = {"dpdk": "linkemud", "kernel": "linkemuk"}
 LAYOUTS = ("auto", "single", "per-direction", "pipeline")
 # How an idle data plane waits (docs/performance.md "Waiting"): busy polls,
 # adaptive sleeps until shortly before the next deadline or a frame.
@@ -141,11 +143,12 @@ def check_link(binary: str | os.PathLike, grammar: str) -> str | None:
 
 def check_links(cfg: DaemonConfig, binary: str | os.PathLike) -> None:
     """Both directions' links, checked before anything is built: a bad one
-    is a UsageError naming the direction, as the daemon itself would say."""
+    is a UsageError naming the direction, as the daemon itself would say
+    (and in its name: linkemuk for --io kernel)."""
     for name, grammar in (("a2b", cfg.a2b), ("b2a", cfg.b2a)):
         why = check_link(binary, grammar)
         if why is not None:
-            raise UsageError(f"linkemud: --{name}: {why}")
+            raise UsageError(f"{DAEMON_NAMES.get(cfg.io, 'linkemud')}: --{name}: {why}")
 
 
 def build_argv(binary: Path, cfg: DaemonConfig) -> list[str]:
@@ -318,9 +321,14 @@ class StopResult:
 
 
 def stop(bed: Bed, popen: subprocess.Popen | None = None,
-         timeout: float = STOP_TIMEOUT_S) -> StopResult:
-    """SIGTERM the bed's daemon, wait (SIGKILL after timeout), read final.json."""
-    pid = popen.pid if popen is not None else daemon_pid(bed)
+         timeout: float = STOP_TIMEOUT_S, pid: int | None = None) -> StopResult:
+    """SIGTERM the bed's daemon, wait (SIGKILL after timeout), read final.json.
+    pid: the daemon to stop, which the caller has identified (an attached
+    Link's); None: the one the bed's pid file names."""
+    if popen is not None:
+        pid = popen.pid
+    elif pid is None:
+        pid = daemon_pid(bed)
     if pid is None:
         found = procs.find_linkemud(bed.file_prefix)
         if not found:

@@ -56,6 +56,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from linkemu.bed.interrupts import deferred
 from linkemu.daemon.control import (DIRECTIONS, ControlClient, ControlClosed, ControlError,
                                     DaemonRefused, daemon_has_timed_set, daemon_supports)
 from linkemu.daemon.daemon import check_link, control_character
@@ -617,39 +618,47 @@ class Player:
         return daemon_ns - off
 
     def play(self, cancel: threading.Event | None = None, t0_ns: int | None = None) -> dict:
-        self.sync_clock()
-        timed = (daemon_has_timed_set(self.client.help())
-                 and self.log["daemon_clock_offset_ns"] is not None)
-        self.log.update(state="running", timed=timed)
-        self._write()
-        # Timed, t0 is LEAD_NS from now, so that a step at 0 (and any in the
-        # first LEAD_NS) is sent ahead like every other: sent at its time, its
-        # model time has passed when the daemon stages it, which applies it
-        # then, not at t0.
-        t0 = t0_ns if t0_ns is not None else time.monotonic_ns() + (LEAD_NS if timed else 0)
-        self.log.update(t0_ns=t0, t0_unix=time.time() - (time.monotonic_ns() - t0) / 1e9)
+        """Plays the scenario. A cancel (the event, or in the main thread
+        Ctrl-C, SIGTERM or SIGHUP made KeyboardInterrupt by interruptible())
+        stops it with the log telling which steps linkemud got: until a
+        step is sent, the play stops at once; from its send until it is in
+        the log (and, timed, confirmed), the signal waits (deferred())."""
         try:
+            self.sync_clock()
+            timed = (daemon_has_timed_set(self.client.help())
+                     and self.log["daemon_clock_offset_ns"] is not None)
+            self.log.update(state="running", timed=timed)
+            with deferred():
+                self._write()
+            # Timed, t0 is LEAD_NS from now, so that a step at 0 (and any in
+            # the first LEAD_NS) is sent ahead like every other: sent at its
+            # time, its model time has passed when the daemon stages it,
+            # which applies it then, not at t0.
+            t0 = t0_ns if t0_ns is not None else time.monotonic_ns() + (LEAD_NS if timed else 0)
+            self.log.update(t0_ns=t0, t0_unix=time.time() - (time.monotonic_ns() - t0) / 1e9)
             steps = self.scn.steps
             for i, st in enumerate(steps, 1):
                 planned = t0 + st.at_ns
-                if timed:
-                    # The next step is sent at its time minus LEAD_NS
-                    # whether or not this one is confirmed by then.
-                    next_send = t0 + steps[i].at_ns - LEAD_NS if i < len(steps) else None
-                    res, cancelled = self._play_timed(st, planned, cancel, next_send)
-                else:
-                    wait_until(planned, self.client, cancel)
-                    res, cancelled = self.client.set_many(st.changes()), False
-                self._record(i, st, planned, res)
+                following = t0 + steps[i].at_ns if i < len(steps) else None
+                wait_until(planned - LEAD_NS if timed else planned, self.client, cancel)
+                with deferred():
+                    if timed:
+                        # The next step is sent at its time minus LEAD_NS
+                        # whether or not this one is confirmed by then.
+                        next_send = following - LEAD_NS if following is not None else None
+                        res, cancelled = self._play_timed(st, planned, cancel, next_send)
+                    else:
+                        res, cancelled = self.client.set_many(st.changes()), False
+                    self._record(i, st, planned, res)
+                    if cancelled or following is None \
+                            or following - time.monotonic_ns() > WRITE_MARGIN_NS:
+                        self._write()
                 if cancelled:
                     raise Cancelled("cancelled")
-                following = t0 + steps[i].at_ns if i < len(steps) else None
-                if following is None or following - time.monotonic_ns() > WRITE_MARGIN_NS:
-                    self._write()
             if self.scn.end_ns is not None:
                 wait_until(t0 + self.scn.end_ns, self.client, cancel)
             self.log["state"] = "finished"
-        except Cancelled:
+        except (Cancelled, KeyboardInterrupt):
             self.log["state"] = "cancelled"
             raise
         except DaemonRefused as e:
@@ -659,18 +668,20 @@ class Player:
             self.log.update(state="failed", error=str(e))
             raise
         finally:
-            self.log["stopped_ns"] = time.monotonic_ns()
-            self._write()
+            with deferred():
+                self.log["stopped_ns"] = time.monotonic_ns()
+                self._write()
         return self.log
 
     def _play_timed(self, st: Step, planned: int, cancel, next_send: int | None = None) -> list:
-        """Sends the step ahead with its model time, then, once that time
-        has passed, reads back when the daemon applied each change: its
-        replies (at_ns) get "applied_ns" from stats' changed_at_ns. The
-        read-back stops at next_send (when the next step is due to go
-        out): a step that close to the next one keeps applied_ns unknown
-        rather than delay the next past its time, which the daemon would
-        then apply late (a time already passed means now).
+        """Sends the step (LEAD_NS ahead: the caller waited until then) with
+        its model time, then, once that time has passed, reads back when
+        the daemon applied each change: its replies (at_ns) get
+        "applied_ns" from stats' changed_at_ns. The read-back stops at
+        next_send (when the next step is due to go out): a step that close
+        to the next one keeps applied_ns unknown rather than delay the next
+        past its time, which the daemon would then apply late (a time
+        already passed means now).
 
         Returns (replies, cancelled). Once sent, the step is staged in the
         daemon, which applies it at its time whatever the player does: a
@@ -678,7 +689,6 @@ class Player:
         most, plus the read-back), so that the log records it and no change
         of ours is left pending when the player has gone."""
         model_at = planned + self.log["daemon_clock_offset_ns"]
-        wait_until(planned - LEAD_NS, self.client, cancel)
         res = self.client.set_many(st.changes(), at_ns=model_at)
         if next_send is not None and next_send < planned + CONFIRM_NS:
             return res, False

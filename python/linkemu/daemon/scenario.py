@@ -33,9 +33,10 @@ A step's grammar is linkemud's (docs/grammar.md); "" means no impairment.
 Playing: each step is due at t0 + at on one CLOCK_MONOTONIC schedule.
 With a daemon that takes timed changes (`set DIR at T ...`), every step is
 sent LEAD_NS ahead, carrying its time on the daemon's model clock (t0 +
-at, mapped once at the start), so it lands exactly there, whenever the
-set arrived; the player then reads back the model time the daemon applied
-it at. With an older daemon, steps are sent at their time (sleep until
+at, mapped onto it at the start and again, before a step, when the
+mapping is RESYNC_NS old: the clocks drift apart), so it lands exactly
+there, whenever the set arrived; the player then reads back the model
+time the daemon applied it at. With an older daemon, steps are sent at their time (sleep until
 ~1 ms before, then spin). Both directions of a step go in one write. For
 each step the log records the planned time, when the `set`s were sent,
 when the replies came and the daemon's applied time. The log is rewritten after each step that leaves
@@ -76,6 +77,15 @@ POLL_S = 0.1
 # The log is rewritten after a step only when the next one is at least this
 # far off (a long scenario's log takes a while to write); always at the end.
 WRITE_MARGIN_NS = 20_000_000
+# The daemon's clock (the TSC, calibrated once against CLOCK_MONOTONIC_RAW
+# over 200 ms) and the player's (CLOCK_MONOTONIC, which NTP slews) can run
+# apart: a calibration error or a slew of 100 ppm used up LEAD_NS after
+# 200 s with one mapping for the whole play. Before a step, a mapping this
+# old is taken again (RESYNC_TRIES stats round trips, RESYNC_AHEAD_NS
+# before the step goes out): 1 ms of drift between two at 1000 ppm.
+RESYNC_NS = 1_000_000_000
+RESYNC_AHEAD_NS = 10_000_000
+RESYNC_TRIES = 3
 TIME_MAX_NS = 1 << 62  # the daemon's limit for `set ... at` (src/plane/control.c)
 MAX_GRAMMAR = 4000     # a `set` line must fit the daemon's 4096-byte limit
 
@@ -591,13 +601,19 @@ class Player:
             "t0_ns": None, "t0_unix": None, "end_ns": scn.end_ns,
             # linkemud's applied_ns is its own clock (TSC ns since it
             # started); daemon_clock_offset_ns maps it: mono = applied - offset.
+            # These are the mapping at the start; each step has the one it
+            # was played with (re-taken as the play goes: RESYNC_NS).
             "daemon_clock_offset_ns": None, "daemon_clock_uncertainty_ns": None,
             "state": "waiting", "error": None, "timed": None, "steps": [],
         }
+        self.offset: int | None = None        # the mapping in use
+        self.uncertainty: int | None = None
+        self.synced_ns = 0                    # when it was last taken (or confirmed)
 
-    def sync_clock(self, tries: int = 5) -> None:
-        """Relate the daemon's clock (stats time_ns) to CLOCK_MONOTONIC: the
-        tightest of a few stats round trips, offset at their midpoint."""
+    def measure_clock(self, tries: int) -> tuple[int, int] | None:
+        """The daemon's clock (stats time_ns) against CLOCK_MONOTONIC: the
+        tightest of a few stats round trips, offset at their midpoint, and
+        its uncertainty (half that round trip). None without time_ns."""
         best = None
         for _ in range(tries):
             a = time.monotonic_ns()
@@ -605,17 +621,32 @@ class Player:
             b = time.monotonic_ns()
             t = st.get("time_ns")
             if not isinstance(t, int):
-                return
+                return None
             if best is None or b - a < best[0]:
                 best = (b - a, t - (a + b) // 2)
-        self.log["daemon_clock_offset_ns"] = best[1]
-        self.log["daemon_clock_uncertainty_ns"] = best[0] // 2
+        self.synced_ns = time.monotonic_ns()
+        return best[1], best[0] // 2
+
+    def sync_clock(self, tries: int = 5) -> None:
+        """Take the mapping at the start."""
+        m = self.measure_clock(tries)
+        if m is not None:
+            self.offset, self.uncertainty = m
+            self.log["daemon_clock_offset_ns"], self.log["daemon_clock_uncertainty_ns"] = m
+
+    def resync_clock(self) -> None:
+        """Take the mapping again. The new one replaces the one in use only
+        when they disagree by more than their uncertainties together, i.e.
+        when the clocks have drifted apart: otherwise the steps keep their
+        model times spaced exactly as the file says."""
+        m = self.measure_clock(RESYNC_TRIES)
+        if m is not None and abs(m[0] - self.offset) > m[1] + self.uncertainty:
+            self.offset, self.uncertainty = m
 
     def to_monotonic(self, daemon_ns) -> int | None:
-        off = self.log.get("daemon_clock_offset_ns")
-        if not isinstance(daemon_ns, int) or off is None:
+        if not isinstance(daemon_ns, int) or self.offset is None:
             return None
-        return daemon_ns - off
+        return daemon_ns - self.offset
 
     def play(self, cancel: threading.Event | None = None, t0_ns: int | None = None) -> dict:
         """Plays the scenario. A cancel (the event, or in the main thread
@@ -625,8 +656,7 @@ class Player:
         the log (and, timed, confirmed), the signal waits (deferred())."""
         try:
             self.sync_clock()
-            timed = (daemon_has_timed_set(self.client.help())
-                     and self.log["daemon_clock_offset_ns"] is not None)
+            timed = daemon_has_timed_set(self.client.help()) and self.offset is not None
             self.log.update(state="running", timed=timed)
             with deferred():
                 self._write()
@@ -640,7 +670,14 @@ class Player:
             for i, st in enumerate(steps, 1):
                 planned = t0 + st.at_ns
                 following = t0 + steps[i].at_ns if i < len(steps) else None
-                wait_until(planned - LEAD_NS if timed else planned, self.client, cancel)
+                send_at = planned - LEAD_NS if timed else planned
+                # Untimed, a step is sent at its time: the mapping (only for
+                # the log then) is taken again only when there is room.
+                if self.offset is not None and send_at - self.synced_ns >= RESYNC_NS \
+                        and (timed or send_at - time.monotonic_ns() > RESYNC_AHEAD_NS):
+                    wait_until(send_at - RESYNC_AHEAD_NS, self.client, cancel)
+                    self.resync_clock()
+                wait_until(send_at, self.client, cancel)
                 with deferred():
                     if timed:
                         # The next step is sent at its time minus LEAD_NS
@@ -688,7 +725,7 @@ class Player:
         cancel after that waits for it to land (LEAD_NS + CONFIRM_NS at
         most, plus the read-back), so that the log records it and no change
         of ours is left pending when the player has gone."""
-        model_at = planned + self.log["daemon_clock_offset_ns"]
+        model_at = planned + self.offset
         res = self.client.set_many(st.changes(), at_ns=model_at)
         if next_send is not None and next_send < planned + CONFIRM_NS:
             return res, False
@@ -726,6 +763,7 @@ class Player:
             "at": format_time(st.at_ns), "at_ns": st.at_ns,
             "planned_ns": planned, "sent_ns": sent, "replied_ns": replied,
             "late_ns": sent - planned,
+            "daemon_clock_offset_ns": self.offset, "daemon_clock_uncertainty_ns": self.uncertainty,
             "set": {d: {"config": r[2].get("config"), "at_ns": r[2].get("at_ns"),
                         "applied_ns": r[2].get("applied_ns"),
                         "applied_mono_ns": self.to_monotonic(r[2].get("applied_ns")),

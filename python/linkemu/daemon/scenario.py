@@ -39,9 +39,10 @@ there, whenever the set arrived; the player then reads back the model
 time the daemon applied it at. With an older daemon, steps are sent at their time (sleep until
 ~1 ms before, then spin). Both directions of a step go in one write. For
 each step the log records the planned time, when the `set`s were sent,
-when the replies came and the daemon's applied time. The log is rewritten after each step that leaves
-20 ms before the next, so whoever reads it mid-run sees which step is
-active.
+when the replies came and the daemon's applied time. The log is rewritten
+after each step that leaves room before the next goes out (WRITE_MARGIN_NS
+and twice the last write's time), so whoever reads it mid-run sees which
+step is active.
 """
 
 from __future__ import annotations
@@ -74,8 +75,10 @@ CONFIRM_NS = 2_000_000
 CONFIRM_MAX_NS = 1_000_000_000
 # While sleeping, look at the connection and the cancel flag this often.
 POLL_S = 0.1
-# The log is rewritten after a step only when the next one is at least this
-# far off (a long scenario's log takes a while to write); always at the end.
+# The log is rewritten after a step only when the next step goes out (its
+# time, or LEAD_NS before it when timed) at least this far off, plus twice
+# what the last write took (a long scenario's log takes a while to write:
+# ~30 ms at 1000 steps); always at the end.
 WRITE_MARGIN_NS = 20_000_000
 # The daemon's clock (the TSC, calibrated once against CLOCK_MONOTONIC_RAW
 # over 200 ms) and the player's (CLOCK_MONOTONIC, which NTP slews) can run
@@ -609,6 +612,7 @@ class Player:
         self.offset: int | None = None        # the mapping in use
         self.uncertainty: int | None = None
         self.synced_ns = 0                    # when it was last taken (or confirmed)
+        self._write_ns = 0                    # how long the last log write took
 
     def measure_clock(self, tries: int) -> tuple[int, int] | None:
         """The daemon's clock (stats time_ns) against CLOCK_MONOTONIC: the
@@ -687,8 +691,10 @@ class Player:
                     else:
                         res, cancelled = self.client.set_many(st.changes()), False
                     self._record(i, st, planned, res)
-                    if cancelled or following is None \
-                            or following - time.monotonic_ns() > WRITE_MARGIN_NS:
+                    next_out = None if following is None else \
+                        following - LEAD_NS if timed else following
+                    if cancelled or next_out is None or next_out - time.monotonic_ns() \
+                            > WRITE_MARGIN_NS + 2 * self._write_ns:
                         self._write()
                 if cancelled:
                     raise Cancelled("cancelled")
@@ -786,6 +792,11 @@ class Player:
     def _write(self) -> None:
         if self.log_path is None:
             return
+        began = time.monotonic_ns()
+        self._save()
+        self._write_ns = time.monotonic_ns() - began
+
+    def _save(self) -> None:
         tmp = self.log_path.with_name(self.log_path.name + ".tmp")
         tmp.write_text(json.dumps(self.log, indent=2) + "\n")
         os.replace(tmp, self.log_path)

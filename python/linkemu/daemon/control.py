@@ -50,11 +50,14 @@ class ControlClosed(ControlError):
 
 class DaemonRefused(ControlError):
     """The daemon answered {"ok": false}: the command changed nothing.
-    str() is the daemon's message, verbatim."""
+    str() is the daemon's message, verbatim. From set_many, replies holds
+    every change's (sent_ns, replied_ns, reply): the others may have been
+    taken."""
 
-    def __init__(self, reply: dict, command: str = ""):
+    def __init__(self, reply: dict, command: str = "", replies: list | None = None):
         self.reply = reply
         self.command = command
+        self.replies = replies
         super().__init__(str(reply.get("error", "(no error message)")))
 
 
@@ -270,7 +273,7 @@ class ControlClient:
             out.append((sent, time.monotonic_ns(), reply))
         for line, (_s, _r, reply) in zip(lines, out):
             if reply.get("ok") is not True:
-                raise DaemonRefused(reply, line)
+                raise DaemonRefused(reply, line, out)
         return out
 
     def show(self) -> dict:

@@ -683,13 +683,20 @@ class Player:
                     self.resync_clock()
                 wait_until(send_at, self.client, cancel)
                 with deferred():
-                    if timed:
-                        # The next step is sent at its time minus LEAD_NS
-                        # whether or not this one is confirmed by then.
-                        next_send = following - LEAD_NS if following is not None else None
-                        res, cancelled = self._play_timed(st, planned, cancel, next_send)
-                    else:
-                        res, cancelled = self.client.set_many(st.changes()), False
+                    try:
+                        if timed:
+                            # The next step is sent at its time minus LEAD_NS
+                            # whether or not this one is confirmed by then.
+                            next_send = following - LEAD_NS if following is not None else None
+                            res, cancelled = self._play_timed(st, planned, cancel, next_send)
+                        else:
+                            res, cancelled = self.client.set_many(st.changes()), False
+                    except DaemonRefused as e:
+                        # One direction refused, the other taken (applied, or
+                        # staged for its time): the log says which.
+                        if e.replies and any(r[2].get("ok") is True for r in e.replies):
+                            self._record(i, st, planned, e.replies)
+                        raise
                     self._record(i, st, planned, res)
                     next_out = None if following is None else \
                         following - LEAD_NS if timed else following
@@ -773,7 +780,9 @@ class Player:
             "set": {d: {"config": r[2].get("config"), "at_ns": r[2].get("at_ns"),
                         "applied_ns": r[2].get("applied_ns"),
                         "applied_mono_ns": self.to_monotonic(r[2].get("applied_ns")),
-                        "sent_ns": r[0], "replied_ns": r[1]}
+                        "sent_ns": r[0], "replied_ns": r[1],
+                        **({} if r[2].get("ok") is True
+                           else {"refused": str(r[2].get("error", "(no error message)"))})}
                     for (d, _g), r in zip(st.changes(), res)},
             # Active from when the daemon switched (its applied_ns on our
             # clock; an untimed change never after the reply), or from the

@@ -673,8 +673,9 @@ class Player:
             steps = self.scn.steps
             for i, st in enumerate(steps, 1):
                 planned = t0 + st.at_ns
-                following = t0 + steps[i].at_ns if i < len(steps) else None
-                send_at = planned - LEAD_NS if timed else planned
+                ahead = LEAD_NS if timed else 0       # a step goes out this long before its time
+                send_at = planned - ahead
+                next_out = t0 + steps[i].at_ns - ahead if i < len(steps) else None
                 # Untimed, a step is sent at its time: the mapping (only for
                 # the log then) is taken again only when there is room.
                 if self.offset is not None and send_at - self.synced_ns >= RESYNC_NS \
@@ -682,27 +683,9 @@ class Player:
                     wait_until(send_at - RESYNC_AHEAD_NS, self.client, cancel)
                     self.resync_clock()
                 wait_until(send_at, self.client, cancel)
+                # From the send until the step is in the log, a signal waits.
                 with deferred():
-                    try:
-                        if timed:
-                            # The next step is sent at its time minus LEAD_NS
-                            # whether or not this one is confirmed by then.
-                            next_send = following - LEAD_NS if following is not None else None
-                            res, cancelled = self._play_timed(st, planned, cancel, next_send)
-                        else:
-                            res, cancelled = self.client.set_many(st.changes()), False
-                    except DaemonRefused as e:
-                        # One direction refused, the other taken (applied, or
-                        # staged for its time): the log says which.
-                        if e.replies and any(r[2].get("ok") is True for r in e.replies):
-                            self._record(i, st, planned, e.replies)
-                        raise
-                    self._record(i, st, planned, res)
-                    next_out = None if following is None else \
-                        following - LEAD_NS if timed else following
-                    if cancelled or next_out is None or next_out - time.monotonic_ns() \
-                            > WRITE_MARGIN_NS + 2 * self._write_ns:
-                        self._write()
+                    cancelled = self._play_step(i, st, planned, timed, cancel, next_out)
                 if cancelled:
                     raise Cancelled("cancelled")
             if self.scn.end_ns is not None:
@@ -722,6 +705,30 @@ class Player:
                 self.log["stopped_ns"] = time.monotonic_ns()
                 self._write()
         return self.log
+
+    def _play_step(self, i: int, st: Step, planned: int, timed: bool, cancel,
+                   next_out: int | None) -> bool:
+        """Sends step i (its send time has come), records it and, when that
+        leaves room before the next goes out (next_out), rewrites the log.
+        Returns whether a cancel came meanwhile."""
+        try:
+            if timed:
+                # The next step is sent at its time minus LEAD_NS whether or
+                # not this one is confirmed by then.
+                res, cancelled = self._play_timed(st, planned, cancel, next_out)
+            else:
+                res, cancelled = self.client.set_many(st.changes()), False
+        except DaemonRefused as e:
+            # One direction refused, the other taken (applied, or staged for
+            # its time): the log says which.
+            if e.replies and any(r[2].get("ok") is True for r in e.replies):
+                self._record(i, st, planned, e.replies)
+            raise
+        self._record(i, st, planned, res)
+        if cancelled or next_out is None \
+                or next_out - time.monotonic_ns() > WRITE_MARGIN_NS + 2 * self._write_ns:
+            self._write()
+        return cancelled
 
     def _play_timed(self, st: Step, planned: int, cancel, next_send: int | None = None) -> list:
         """Sends the step (LEAD_NS ahead: the caller waited until then) with

@@ -417,7 +417,7 @@ def test_scenario_switches_on_time(run_link, bed_up, tmp_path):
     # exactly then: the applied model time it reports is the one asked for.
     assert out["timed"] is True
     d = step["set"]["a2b"]
-    assert d["at_ns"] == planned + out["daemon_clock_offset_ns"], (d, out["daemon_clock_offset_ns"])
+    assert d["at_ns"] == planned + step["daemon_clock_offset_ns"], (d, step["daemon_clock_offset_ns"])
     assert d["applied_ns"] == d["at_ns"], d
     assert step["active_from_ns"] == planned, step
     _no_loss(loss)

@@ -460,3 +460,25 @@ def test_cancel_after_a_timed_step_went_out_logs_it(staging, tmp_path):
     staging._apply_due()
     assert staging.links["a2b"] == "delay 2ms"          # the daemon applied step 2
     assert [st["set"]["a2b"]["config"] for st in written["steps"]] == ["delay 1ms", "delay 2ms"]
+
+
+@pytest.mark.parametrize("timed", [False, True], ids=["untimed", "timed"])
+def test_a_step_half_refused_logs_the_half_that_was_applied(fake, tmp_path, timed):
+    """Both directions of a step go out in one write; linkemud takes a2b
+    and refuses b2a (a trace file gone since the check, say). a2b has
+    changed (or is staged): the log left the whole step out."""
+    fake.timed = timed
+    s = parse_toml('[[step]]\nat = "0s"\na2b = "delay 1ms"\n'
+                   '[[step]]\nat = "30ms"\na2b = "delay 2ms"\nb2a = "dealy 1ms"\n', "h.toml")
+    log = tmp_path / "log.json"
+    with ControlClient(fake.path).connect() as c:
+        with pytest.raises(DaemonRefused, match="unknown word 'dealy'"):
+            scenario.Player(s, c, log).play()
+    time.sleep(0.05)
+    fake._apply_due()
+    assert fake.links["a2b"] == "delay 2ms"
+    out = json.loads(log.read_text())
+    assert out["state"] == "failed" and "dealy" in out["error"]
+    assert [st["step"] for st in out["steps"]] == [1, 2]
+    assert out["steps"][1]["set"]["a2b"]["config"] == "delay 2ms"
+    assert out["steps"][1]["set"]["b2a"]["refused"].startswith("set b2a: unknown word 'dealy'")

@@ -62,3 +62,36 @@ def shielded():
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def deferred():
+    """Within: Ctrl-C, SIGTERM and SIGHUP wait until the block has ended,
+    then act as they would have (for work that must not stop half-way, and
+    must not be lost either: a change sent to a daemon and the log line
+    that records it). Unlike shielded(), no signal is dropped: the first
+    one that came is raised again on leaving, after the handlers are back.
+
+    The handlers are Python's, which run in the main thread whichever
+    thread the signal reached; off the main thread it changes nothing."""
+    if not _in_main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum, frame):
+        held.append(signum)
+
+    # A shielded (ignored) signal stays ignored; None: a handler not set
+    # from Python, which signal.signal() could not put back.
+    old = {s: h for s in _SIGNALS
+           if (h := signal.getsignal(s)) is not signal.SIG_IGN and h is not None}
+    for s in old:
+        signal.signal(s, hold)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        if held:
+            signal.raise_signal(held[0])

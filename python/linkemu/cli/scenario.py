@@ -71,11 +71,11 @@ def cmd_scenario(a: argparse.Namespace) -> int:
     print(f"linkemu: playing {scn.path} on bed '{bed.name}' ({len(scn.steps)} steps, "
           f"{scn.duration_ns / 1e9:g} s); log {log}", file=sys.stderr, flush=True)
     try:
-        with interruptible():     # SIGTERM and SIGHUP end it like Ctrl-C, logged
+        # SIGTERM and SIGHUP end it like Ctrl-C; the player holds a signal
+        # that comes while a step is out until the log records the step.
+        with interruptible():
             player.play()
     except KeyboardInterrupt:
-        player.log["state"] = "cancelled"
-        player._write()
         err("scenario cancelled")
         return 1
     except DaemonRefused as e:

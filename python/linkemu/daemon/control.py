@@ -52,12 +52,16 @@ class ControlClosed(ControlError):
 class DaemonRefused(ControlError):
     """The daemon answered {"ok": false}: the command changed nothing.
     str() is the daemon's message, verbatim; .daemon names who refused
-    ("linkemud" or "linkemuk")."""
+    ("linkemud" or "linkemuk"). From set_many, replies holds every
+    change's (sent_ns, replied_ns, reply): the others may have been
+    taken."""
 
-    def __init__(self, reply: dict, command: str = "", daemon: str = "linkemud"):
+    def __init__(self, reply: dict, command: str = "", daemon: str = "linkemud",
+                 replies: list | None = None):
         self.reply = reply
         self.command = command
         self.daemon = daemon
+        self.replies = replies
         super().__init__(str(reply.get("error", "(no error message)")))
 
 
@@ -278,7 +282,7 @@ class ControlClient:
             out.append((sent, time.monotonic_ns(), reply))
         for line, (_s, _r, reply) in zip(lines, out):
             if reply.get("ok") is not True:
-                raise DaemonRefused(reply, line, self.daemon)
+                raise DaemonRefused(reply, line, self.daemon, out)
         return out
 
     def show(self) -> dict:

@@ -33,14 +33,16 @@ A step's grammar is linkemud's (docs/grammar.md); "" means no impairment.
 Playing: each step is due at t0 + at on one CLOCK_MONOTONIC schedule.
 With a daemon that takes timed changes (`set DIR at T ...`), every step is
 sent LEAD_NS ahead, carrying its time on the daemon's model clock (t0 +
-at, mapped once at the start), so it lands exactly there, whenever the
-set arrived; the player then reads back the model time the daemon applied
-it at. With an older daemon, steps are sent at their time (sleep until
+at, mapped onto it at the start and again, before a step, when the
+mapping is RESYNC_NS old: the clocks drift apart), so it lands exactly
+there, whenever the set arrived; the player then reads back the model
+time the daemon applied it at. With an older daemon, steps are sent at their time (sleep until
 ~1 ms before, then spin). Both directions of a step go in one write. For
 each step the log records the planned time, when the `set`s were sent,
-when the replies came and the daemon's applied time. The log is rewritten after each step that leaves
-20 ms before the next, so whoever reads it mid-run sees which step is
-active.
+when the replies came and the daemon's applied time. The log is rewritten
+after each step that leaves room before the next goes out (WRITE_MARGIN_NS
+and twice the last write's time), so whoever reads it mid-run sees which
+step is active.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from linkemu.bed.interrupts import deferred
 from linkemu.daemon.control import (DIRECTIONS, ControlClient, ControlClosed, ControlError,
                                     DaemonRefused, daemon_has_timed_set, daemon_supports)
 from linkemu.daemon.daemon import check_link, control_character
@@ -72,9 +75,20 @@ CONFIRM_NS = 2_000_000
 CONFIRM_MAX_NS = 1_000_000_000
 # While sleeping, look at the connection and the cancel flag this often.
 POLL_S = 0.1
-# The log is rewritten after a step only when the next one is at least this
-# far off (a long scenario's log takes a while to write); always at the end.
+# The log is rewritten after a step only when the next step goes out (its
+# time, or LEAD_NS before it when timed) at least this far off, plus twice
+# what the last write took (a long scenario's log takes a while to write:
+# ~30 ms at 1000 steps); always at the end.
 WRITE_MARGIN_NS = 20_000_000
+# The daemon's clock (the TSC, calibrated once against CLOCK_MONOTONIC_RAW
+# over 200 ms) and the player's (CLOCK_MONOTONIC, which NTP slews) can run
+# apart: a calibration error or a slew of 100 ppm used up LEAD_NS after
+# 200 s with one mapping for the whole play. Before a step, a mapping this
+# old is taken again (RESYNC_TRIES stats round trips, RESYNC_AHEAD_NS
+# before the step goes out): 1 ms of drift between two at 1000 ppm.
+RESYNC_NS = 1_000_000_000
+RESYNC_AHEAD_NS = 10_000_000
+RESYNC_TRIES = 3
 TIME_MAX_NS = 1 << 62  # the daemon's limit for `set ... at` (src/plane/control.c)
 MAX_GRAMMAR = 4000     # a `set` line must fit the daemon's 4096-byte limit
 
@@ -590,13 +604,20 @@ class Player:
             "t0_ns": None, "t0_unix": None, "end_ns": scn.end_ns,
             # linkemud's applied_ns is its own clock (TSC ns since it
             # started); daemon_clock_offset_ns maps it: mono = applied - offset.
+            # These are the mapping at the start; each step has the one it
+            # was played with (re-taken as the play goes: RESYNC_NS).
             "daemon_clock_offset_ns": None, "daemon_clock_uncertainty_ns": None,
             "state": "waiting", "error": None, "timed": None, "steps": [],
         }
+        self.offset: int | None = None        # the mapping in use
+        self.uncertainty: int | None = None
+        self.synced_ns = 0                    # when it was last taken (or confirmed)
+        self._write_ns = 0                    # how long the last log write took
 
-    def sync_clock(self, tries: int = 5) -> None:
-        """Relate the daemon's clock (stats time_ns) to CLOCK_MONOTONIC: the
-        tightest of a few stats round trips, offset at their midpoint."""
+    def measure_clock(self, tries: int) -> tuple[int, int] | None:
+        """The daemon's clock (stats time_ns) against CLOCK_MONOTONIC: the
+        tightest of a few stats round trips, offset at their midpoint, and
+        its uncertainty (half that round trip). None without time_ns."""
         best = None
         for _ in range(tries):
             a = time.monotonic_ns()
@@ -604,52 +625,73 @@ class Player:
             b = time.monotonic_ns()
             t = st.get("time_ns")
             if not isinstance(t, int):
-                return
+                return None
             if best is None or b - a < best[0]:
                 best = (b - a, t - (a + b) // 2)
-        self.log["daemon_clock_offset_ns"] = best[1]
-        self.log["daemon_clock_uncertainty_ns"] = best[0] // 2
+        self.synced_ns = time.monotonic_ns()
+        return best[1], best[0] // 2
+
+    def sync_clock(self, tries: int = 5) -> None:
+        """Take the mapping at the start."""
+        m = self.measure_clock(tries)
+        if m is not None:
+            self.offset, self.uncertainty = m
+            self.log["daemon_clock_offset_ns"], self.log["daemon_clock_uncertainty_ns"] = m
+
+    def resync_clock(self) -> None:
+        """Take the mapping again. The new one replaces the one in use only
+        when they disagree by more than their uncertainties together, i.e.
+        when the clocks have drifted apart: otherwise the steps keep their
+        model times spaced exactly as the file says."""
+        m = self.measure_clock(RESYNC_TRIES)
+        if m is not None and abs(m[0] - self.offset) > m[1] + self.uncertainty:
+            self.offset, self.uncertainty = m
 
     def to_monotonic(self, daemon_ns) -> int | None:
-        off = self.log.get("daemon_clock_offset_ns")
-        if not isinstance(daemon_ns, int) or off is None:
+        if not isinstance(daemon_ns, int) or self.offset is None:
             return None
-        return daemon_ns - off
+        return daemon_ns - self.offset
 
     def play(self, cancel: threading.Event | None = None, t0_ns: int | None = None) -> dict:
-        self.sync_clock()
-        timed = (daemon_has_timed_set(self.client.help())
-                 and self.log["daemon_clock_offset_ns"] is not None)
-        self.log.update(state="running", timed=timed)
-        self._write()
-        # Timed, t0 is LEAD_NS from now, so that a step at 0 (and any in the
-        # first LEAD_NS) is sent ahead like every other: sent at its time, its
-        # model time has passed when the daemon stages it, which applies it
-        # then, not at t0.
-        t0 = t0_ns if t0_ns is not None else time.monotonic_ns() + (LEAD_NS if timed else 0)
-        self.log.update(t0_ns=t0, t0_unix=time.time() - (time.monotonic_ns() - t0) / 1e9)
+        """Plays the scenario. A cancel (the event, or in the main thread
+        Ctrl-C, SIGTERM or SIGHUP made KeyboardInterrupt by interruptible())
+        stops it with the log telling which steps linkemud got: until a
+        step is sent, the play stops at once; from its send until it is in
+        the log (and, timed, confirmed), the signal waits (deferred())."""
         try:
+            self.sync_clock()
+            timed = daemon_has_timed_set(self.client.help()) and self.offset is not None
+            self.log.update(state="running", timed=timed)
+            with deferred():
+                self._write()
+            # Timed, t0 is LEAD_NS from now, so that a step at 0 (and any in
+            # the first LEAD_NS) is sent ahead like every other: sent at its
+            # time, its model time has passed when the daemon stages it,
+            # which applies it then, not at t0.
+            t0 = t0_ns if t0_ns is not None else time.monotonic_ns() + (LEAD_NS if timed else 0)
+            self.log.update(t0_ns=t0, t0_unix=time.time() - (time.monotonic_ns() - t0) / 1e9)
             steps = self.scn.steps
             for i, st in enumerate(steps, 1):
                 planned = t0 + st.at_ns
-                if timed:
-                    # The next step is sent at its time minus LEAD_NS
-                    # whether or not this one is confirmed by then.
-                    next_send = t0 + steps[i].at_ns - LEAD_NS if i < len(steps) else None
-                    res, cancelled = self._play_timed(st, planned, cancel, next_send)
-                else:
-                    wait_until(planned, self.client, cancel)
-                    res, cancelled = self.client.set_many(st.changes()), False
-                self._record(i, st, planned, res)
+                ahead = LEAD_NS if timed else 0       # a step goes out this long before its time
+                send_at = planned - ahead
+                next_out = t0 + steps[i].at_ns - ahead if i < len(steps) else None
+                # Untimed, a step is sent at its time: the mapping (only for
+                # the log then) is taken again only when there is room.
+                if self.offset is not None and send_at - self.synced_ns >= RESYNC_NS \
+                        and (timed or send_at - time.monotonic_ns() > RESYNC_AHEAD_NS):
+                    wait_until(send_at - RESYNC_AHEAD_NS, self.client, cancel)
+                    self.resync_clock()
+                wait_until(send_at, self.client, cancel)
+                # From the send until the step is in the log, a signal waits.
+                with deferred():
+                    cancelled = self._play_step(i, st, planned, timed, cancel, next_out)
                 if cancelled:
                     raise Cancelled("cancelled")
-                following = t0 + steps[i].at_ns if i < len(steps) else None
-                if following is None or following - time.monotonic_ns() > WRITE_MARGIN_NS:
-                    self._write()
             if self.scn.end_ns is not None:
                 wait_until(t0 + self.scn.end_ns, self.client, cancel)
             self.log["state"] = "finished"
-        except Cancelled:
+        except (Cancelled, KeyboardInterrupt):
             self.log["state"] = "cancelled"
             raise
         except DaemonRefused as e:
@@ -659,26 +701,51 @@ class Player:
             self.log.update(state="failed", error=str(e))
             raise
         finally:
-            self.log["stopped_ns"] = time.monotonic_ns()
-            self._write()
+            with deferred():
+                self.log["stopped_ns"] = time.monotonic_ns()
+                self._write()
         return self.log
 
+    def _play_step(self, i: int, st: Step, planned: int, timed: bool, cancel,
+                   next_out: int | None) -> bool:
+        """Sends step i (its send time has come), records it and, when that
+        leaves room before the next goes out (next_out), rewrites the log.
+        Returns whether a cancel came meanwhile."""
+        try:
+            if timed:
+                # The next step is sent at its time minus LEAD_NS whether or
+                # not this one is confirmed by then.
+                res, cancelled = self._play_timed(st, planned, cancel, next_out)
+            else:
+                res, cancelled = self.client.set_many(st.changes()), False
+        except DaemonRefused as e:
+            # One direction refused, the other taken (applied, or staged for
+            # its time): the log says which.
+            if e.replies and any(r[2].get("ok") is True for r in e.replies):
+                self._record(i, st, planned, e.replies)
+            raise
+        self._record(i, st, planned, res)
+        if cancelled or next_out is None \
+                or next_out - time.monotonic_ns() > WRITE_MARGIN_NS + 2 * self._write_ns:
+            self._write()
+        return cancelled
+
     def _play_timed(self, st: Step, planned: int, cancel, next_send: int | None = None) -> list:
-        """Sends the step ahead with its model time, then, once that time
-        has passed, reads back when the daemon applied each change: its
-        replies (at_ns) get "applied_ns" from stats' changed_at_ns. The
-        read-back stops at next_send (when the next step is due to go
-        out): a step that close to the next one keeps applied_ns unknown
-        rather than delay the next past its time, which the daemon would
-        then apply late (a time already passed means now).
+        """Sends the step (LEAD_NS ahead: the caller waited until then) with
+        its model time, then, once that time has passed, reads back when
+        the daemon applied each change: its replies (at_ns) get
+        "applied_ns" from stats' changed_at_ns. The read-back stops at
+        next_send (when the next step is due to go out): a step that close
+        to the next one keeps applied_ns unknown rather than delay the next
+        past its time, which the daemon would then apply late (a time
+        already passed means now).
 
         Returns (replies, cancelled). Once sent, the step is staged in the
         daemon, which applies it at its time whatever the player does: a
         cancel after that waits for it to land (LEAD_NS + CONFIRM_NS at
         most, plus the read-back), so that the log records it and no change
         of ours is left pending when the player has gone."""
-        model_at = planned + self.log["daemon_clock_offset_ns"]
-        wait_until(planned - LEAD_NS, self.client, cancel)
+        model_at = planned + self.offset
         res = self.client.set_many(st.changes(), at_ns=model_at)
         if next_send is not None and next_send < planned + CONFIRM_NS:
             return res, False
@@ -716,10 +783,13 @@ class Player:
             "at": format_time(st.at_ns), "at_ns": st.at_ns,
             "planned_ns": planned, "sent_ns": sent, "replied_ns": replied,
             "late_ns": sent - planned,
+            "daemon_clock_offset_ns": self.offset, "daemon_clock_uncertainty_ns": self.uncertainty,
             "set": {d: {"config": r[2].get("config"), "at_ns": r[2].get("at_ns"),
                         "applied_ns": r[2].get("applied_ns"),
                         "applied_mono_ns": self.to_monotonic(r[2].get("applied_ns")),
-                        "sent_ns": r[0], "replied_ns": r[1]}
+                        "sent_ns": r[0], "replied_ns": r[1],
+                        **({} if r[2].get("ok") is True
+                           else {"refused": str(r[2].get("error", "(no error message)"))})}
                     for (d, _g), r in zip(st.changes(), res)},
             # Active from when the daemon switched (its applied_ns on our
             # clock; an untimed change never after the reply), or from the
@@ -738,6 +808,11 @@ class Player:
     def _write(self) -> None:
         if self.log_path is None:
             return
+        began = time.monotonic_ns()
+        self._save()
+        self._write_ns = time.monotonic_ns() - began
+
+    def _save(self) -> None:
         tmp = self.log_path.with_name(self.log_path.name + ".tmp")
         tmp.write_text(json.dumps(self.log, indent=2) + "\n")
         os.replace(tmp, self.log_path)

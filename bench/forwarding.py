@@ -64,6 +64,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from children import eal_prefix, run_interruptible, running, wait_ready  # noqa: E402
+from lcores import lcore_problem, testpmd_lcores  # noqa: E402
 import udp4_pcap  # noqa: E402
 from linkemu.errors import LinkemuError  # noqa: E402
 from linkemu.instruments import noisefloor  # noqa: E402
@@ -172,9 +173,10 @@ def run_holdfwd(lcore, seconds, hold_us, eal=EAL_NULL):
     return json.loads(lines[-1])
 
 
-def run_testpmd(lcores, seconds, eal=EAL_NULL):
-    # testpmd exits on EOF of stdin; feed it a pipe we keep open.
-    cmd = ["dpdk-testpmd", "-l", lcores, *eal, "--file-prefix", PREFIX, "--", "--forward-mode=io",
+def run_testpmd(lcore, seconds, eal=EAL_NULL):
+    # testpmd exits on EOF of stdin; feed it a pipe we keep open. It
+    # forwards on `lcore`, as linkemud and holdfwd do (bench/lcores.py).
+    cmd = ["dpdk-testpmd", *testpmd_lcores(lcore), *eal, "--file-prefix", PREFIX, "--", "--forward-mode=io",
            "--auto-start", "--stats-period", "1"]
     with running(cmd, PREFIX, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                  text=True) as p:
@@ -234,6 +236,8 @@ def measure():
         ap.error("--seconds must be at least 2: testpmd reports once a second, and its first report is its start")
     if a.rounds < 1:
         ap.error("--rounds must be at least 1")
+    if lcore_problem(a.lcore):
+        ap.error(lcore_problem(a.lcore))
     if a.frames == "udp4":
         links = a.link or (CLASS_LINKS[:2] if a.quick else CLASS_LINKS)
     else:
@@ -255,7 +259,7 @@ def run_rounds(a, links, eal):
     machine = []
     for r in range(a.rounds):
         print(f"[round {r + 1}/{a.rounds}] testpmd io ...", file=sys.stderr, flush=True)
-        base.append(run_testpmd(f"0,{a.lcore}" if a.lcore else "0-1", a.seconds, eal))
+        base.append(run_testpmd(a.lcore, a.seconds, eal))
         print(f"[round {r + 1}/{a.rounds}] noisefloor ...", file=sys.stderr, flush=True)
         machine.append(run_noisefloor(a.lcore, a.seconds))
         for h in FLOOR_HOLDS_US:

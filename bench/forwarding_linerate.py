@@ -57,7 +57,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from children import eal_prefix, running, wait_ready  # noqa: E402
 from delay_line_1s import ask as control  # noqa: E402
 from forwarding import linkemud_path, run_noisefloor  # noqa: E402
-from forwarding_paced import (DESIGNED, ROWS, add_isolate_argument, keep_off, machine, median_rung,  # noqa: E402
+from forwarding_paced import (DESIGNED, ROWS, add_isolate_argument, keep_off, machine, median_rung, refuse_bad_words,  # noqa: E402
                               run_isolated_if_asked)
 from linkemu.bed import isolation  # noqa: E402
 
@@ -185,19 +185,9 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
-    if a.rounds < 1:
-        ap.error("--rounds must be at least 1")
-    if a.seconds <= 0 or a.warmup < 0:
-        ap.error("--seconds must be above 0 and --warmup at least 0")
-    if a.ring < 1 or a.retries < 0 or a.bound_us <= 0:
-        ap.error("--ring must be at least 1, --retries at least 0, --bound-us above 0")
-    if a.ladder:
-        try:
-            rungs = [float(x) for x in a.ladder.split(",")]
-        except ValueError:
-            ap.error(f"--ladder: '{a.ladder}' is not a comma-separated list of Mpps")
-        if not rungs or min(rungs) <= 0 or max(rungs) > 2000:
-            ap.error(f"--ladder: '{a.ladder}': every rung must be above 0 and at most 2000 Mpps")
+    if a.ring < 1:
+        ap.error("--ring must be at least 1")
+    refuse_bad_words(ap, a)
     keep_off(a.lcore)
     run_isolated_if_asked(a, lambda a, moved: report(a, measure(a, moved)))
 

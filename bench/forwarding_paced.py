@@ -4,10 +4,12 @@ and an emulation-error p99 under a bound, against testpmd in the same run.
 
 forwarding.py measures on net_null, which offers more than any program
 forwards: its error p99 is an overload figure. Here the frames come from
-pacegen (bench/pacegen.c), a DPDK process on CPU 0 that sends 64-byte UDP
+pacegen (bench/pacegen.c), a DPDK process on another CPU than the
+forwarding lcore's (the lowest other: CPU 0 at the default --lcore 1)
+that sends 64-byte UDP
 frames at a set rate (half into each port, bursts of 32 on a TSC
 schedule) over two memif ports, and counts and frees what comes back.
-linkemud (lcore on CPU 1) attaches to them as a memif client, both
+linkemud (lcore on --lcore, default CPU 1) attaches to them as a memif client, both
 directions, exactly as it would to two NICs. A rung of the rate ladder
 passes when, over the measured window (after a warm-up; linkemud's
 counters reset at its start through the control socket):
@@ -49,6 +51,7 @@ from forwarding import CLASS16, L, REPO, linkemud_path  # noqa: E402
 sys.path.insert(0, os.path.join(REPO, "python"))
 from linkemu.bed import isolation  # noqa: E402
 from children import run_interruptible, stop, wait_ready  # noqa: E402
+from lcores import lcore_problem, other_cpu, testpmd_lcores  # noqa: E402
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
 
 ROWS = [
@@ -102,7 +105,7 @@ class Step:
     """One rung: pacegen (memif servers) + the program under test (clients)."""
     n = 0
 
-    def __init__(self, rate, seconds, warmup, burst, rsize):
+    def __init__(self, rate, seconds, warmup, burst, rsize, lcore):
         Step.n += 1
         self.t0, self.busy0, self.self0 = time.monotonic(), cpu_busy_s(), sum(os.times()[:4])
         tag = f"{os.getpid()}-{Step.n}"
@@ -111,7 +114,7 @@ class Step:
         self.sock = [f"/tmp/pgh-{tag}.{i}.sock" for i in range(2)]
         self.ctl = f"/tmp/pgh-{tag}.ctl"
         self.gen = subprocess.Popen(
-            [pacegen_path(), "-l", "0", "--in-memory", "--no-pci", "--file-prefix", self.prefix,
+            [pacegen_path(), "-l", str(other_cpu(lcore)), "--in-memory", "--no-pci", "--file-prefix", self.prefix,
              *[f"--vdev=net_memif{i},role=server,socket={s},rsize={rsize}" for i, s in enumerate(self.sock)],
              "--", "--rate", str(rate), "--seconds", str(seconds), "--warmup", str(warmup),
              "--burst", str(burst)],
@@ -213,7 +216,7 @@ def run_linkemud(step, link, lcore):
 
 def run_testpmd(step, lcore):
     p = step.start(
-        ["dpdk-testpmd", "-l", f"0,{lcore}", "--no-pci", "--in-memory", *step.client_vdevs(), "--",
+        ["dpdk-testpmd", *testpmd_lcores(lcore), "--no-pci", "--in-memory", *step.client_vdevs(), "--",
          "--forward-mode=io", "--auto-start"],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
     step.wait_line("pacegen: done")
@@ -314,8 +317,32 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.seconds = 1, 1.0
+    refuse_bad_words(ap, a)
+    if not 1 <= a.burst <= 256:
+        ap.error("--burst must be 1 .. 256 (pacegen's)")
     keep_off(a.lcore)
     run_isolated_if_asked(a, run)
+
+
+def refuse_bad_words(ap, a):
+    """What this and forwarding_linerate.py cannot measure, refused before
+    anything starts (ap.error: status 2, the word named)."""
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    if a.seconds <= 0 or a.warmup < 0:
+        ap.error("--seconds must be above 0 and --warmup at least 0")
+    if a.retries < 0 or a.bound_us <= 0:
+        ap.error("--retries must be at least 0, --bound-us above 0")
+    if a.ladder:
+        try:
+            rungs = [float(x) for x in a.ladder.split(",")]
+        except ValueError:
+            ap.error(f"--ladder: '{a.ladder}' is not a comma-separated list of Mpps")
+        if not rungs or min(rungs) <= 0 or max(rungs) > 2000:
+            ap.error(f"--ladder: '{a.ladder}': every rung must be above 0 and at most 2000 Mpps")
+    # Before keep_off(), which takes the lcore's CPU out of this process's.
+    if lcore_problem(a.lcore):
+        ap.error(lcore_problem(a.lcore))
 
 
 def add_isolate_argument(ap):
@@ -357,7 +384,7 @@ def run(a, moved):
             for rate in ladder:
                 print(f"[round {rnd + 1}/{a.rounds}] {name} at {rate / 1e6:g} Mpps ...", file=sys.stderr, flush=True)
                 for attempt in range(a.retries + 1):
-                    step = Step(rate, a.seconds, a.warmup, a.burst, a.rsize)
+                    step = Step(rate, a.seconds, a.warmup, a.burst, a.rsize, a.lcore)
                     try:
                         r = run_testpmd(step, a.lcore) if link is None else run_linkemud(step, link, a.lcore)
                     finally:
@@ -393,7 +420,7 @@ def run(a, moved):
     if a.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"paced source: pacegen on CPU 0, memif both ways, 64-byte frames, bursts of {a.burst}; "
+    print(f"paced source: pacegen on CPU {other_cpu(a.lcore)}, linkemud's and testpmd's lcore on CPU {a.lcore}, memif both ways, 64-byte frames, bursts of {a.burst}; "
           f"ladder {','.join(f'{x / 1e6:g}' for x in ladder)} Mpps; median of {a.rounds} rounds of {a.seconds:g} s;"
           f" pass = no drop, error p99 <= {a.bound_us:g} us")
     print(f"machine at start: {before}; at end: {after}")

@@ -10,12 +10,15 @@
  * Usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS [PORTS]]]]
  *   MPPS: the rate offered to the one direction (default 6.2, what one
  *   lcore forwards a direction of the jitter row at); FRAMES per round
- *   (default 4,000,000, the first half warms up); ROUNDS (default 5);
+ *   (default 4,000,000; whole bursts only, so rounded down to a multiple
+ *   of 32; the first half of the bursts warms up); ROUNDS (default 5);
  *   PORTS: 1 (default) sends every frame to UDP port 5000; P > 1 gives
  *   the frames destination ports 5000 .. 5000 + P - 1 in turn, as the
  *   udp4 rows of forwarding.py do (bench/udp4_pcap.py), so class rules
  *   on ports spread them over classes.
- * Prints the rounds' least and median ns of CPU per frame. */
+ * Prints the rounds' least and median ns of CPU per frame, and how many
+ * frames each round timed (the second half of its bursts). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -58,7 +61,16 @@ static void port_burst(uint64_t b, unsigned ports, void **handles)
 	}
 }
 
-/* ns of CPU per frame over the second half of `frames`; -1 on a bad link. */
+/* The frames a round times: only whole bursts are offered, and the
+ * first half of them (rounded down) warms up. */
+static uint64_t timed_frames(uint64_t frames)
+{
+	const uint64_t bursts = frames / BURST;
+
+	return (bursts - bursts / 2) * BURST;
+}
+
+/* ns of CPU per frame over the second half of the bursts; -1 on a bad link. */
 static double round_ns(const char *text, double mpps, uint64_t frames, unsigned ports)
 {
 	static struct le_path_config cfg;
@@ -98,31 +110,52 @@ static double round_ns(const char *text, double mpps, uint64_t frames, unsigned 
 	t0 = bench_thread_cpu_s() - t0;
 	le_path_drain(&p);
 	le_path_free(&p);
-	return t0 * 1e9 / (double)(frames - frames / BURST / 2 * BURST);
+	/* Over the frames offered in the timed bursts, not `frames`: the
+	 * FRAMES % BURST left over were never offered. */
+	return t0 * 1e9 / (double)timed_frames(frames);
+}
+
+/* A number word, whole: "6.2x" or "-1000" is not one (strtoull would
+ * take "-1000" as 2^64 - 1000 frames). */
+static int whole_double(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return end != s && *end == '\0';
+}
+
+static int whole_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	*v = strtoull(s, &end, 10);
+	return *end == '\0';
 }
 
 int main(int argc, char **argv)
 {
-	const double mpps = argc > 2 ? atof(argv[2]) : 6.2;
-	const uint64_t frames = argc > 3 ? strtoull(argv[3], NULL, 10) : 4000000;
-	const int rounds = argc > 4 ? atoi(argv[4]) : 5;
-	char *end = NULL;
-	const long ports = argc > 5 ? strtol(argv[5], &end, 10) : 1;
+	double mpps = 6.2;
+	uint64_t frames = 4000000, rounds = 5, ports = 1;
 	double ns[64];
 
-	if (argc < 2 || argc > 6 || !(mpps > 0) || frames < 2 * BURST || rounds < 1 || rounds > 64 || ports < 1 ||
-	    ports > PORTS_MAX || (end != NULL && *end != '\0')) {
+	if (argc < 2 || argc > 6 || (argc > 2 && !whole_double(argv[2], &mpps)) ||
+	    (argc > 3 && !whole_u64(argv[3], &frames)) || (argc > 4 && !whole_u64(argv[4], &rounds)) ||
+	    (argc > 5 && !whole_u64(argv[5], &ports)) || !(mpps > 0) || !isfinite(mpps) || frames < 2 * BURST || rounds < 1 ||
+	    rounds > 64 || ports < 1 || ports > PORTS_MAX) {
 		fprintf(stderr, "usage: model_burst_cost LINK [MPPS [FRAMES [ROUNDS [PORTS]]]]\n"
-				"  MPPS > 0 (default 6.2), FRAMES >= %d (default 4000000), ROUNDS 1..64 (default 5),\n"
-				"  PORTS 1..%d (default 1)\n",
-			2 * BURST, PORTS_MAX);
+				"  MPPS > 0 (default 6.2), FRAMES >= %d (default 4000000; whole bursts of %d),\n"
+				"  ROUNDS 1..64 (default 5), PORTS 1..%d (default 1)\n",
+			2 * BURST, BURST, PORTS_MAX);
 		return 2;
 	}
-	for (int r = 0; r < rounds; r++)
+	for (uint64_t r = 0; r < rounds; r++)
 		if ((ns[r] = round_ns(argv[1], mpps, frames, (unsigned)ports)) < 0)
 			return 1;
 	bench_median(ns, (size_t)rounds); /* sorts them: ns[0] is the least */
-	printf("%s at %.2f Mpps: least %.2f, median %.2f ns of CPU a frame (%d rounds)\n", argv[1], mpps, ns[0],
-	       ns[rounds / 2], rounds);
+	printf("%s at %.2f Mpps: least %.2f, median %.2f ns of CPU a frame (%d rounds, %llu frames timed each)\n",
+	       argv[1], mpps, ns[0], ns[rounds / 2], (int)rounds, (unsigned long long)timed_frames(frames));
 	return 0;
 }

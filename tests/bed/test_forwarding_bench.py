@@ -6,6 +6,7 @@ udp4 its ports loop UDP/IPv4 frames that class rules really read."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +21,8 @@ FORWARDING = Path(__file__).resolve().parents[2] / "bench" / "forwarding.py"
 @pytest.mark.parametrize("args, named", [
     (["--seconds", "1"], "--seconds must be at least 2"),
     (["--rounds", "0"], "--rounds must be at least 1"),
+    (["--lcore", "99"], "--lcore 99: not a CPU this benchmark may run on"),
+    (["--lcore", "-1"], "--lcore -1: not a CPU this benchmark may run on"),
 ])
 def test_refuses_what_it_cannot_measure(args, named):
     r = subprocess.run([sys.executable, str(FORWARDING), *args], capture_output=True, text=True, timeout=30)
@@ -33,9 +36,85 @@ def test_refuses_what_it_cannot_measure(args, named):
 sys.path.insert(0, str(FORWARDING.parent))
 import udp4_pcap  # noqa: E402
 from children import eal_prefix, running, wait_ready  # noqa: E402
-from forwarding import CLASS16_HIT, eal_pcap  # noqa: E402
+from forwarding import CLASS16_HIT, EAL_NULL, eal_pcap  # noqa: E402
 
 LINKEMUD = FORWARDING.parents[1] / "build" / "src" / "dataplane" / "linkemud"
+
+
+def _eal_lcores(argv: list) -> set[int]:
+    """The lcores an EAL program forwards on from its argv: those of -l
+    (lists and ranges) but, for testpmd, its main lcore (--main-lcore, or
+    the lowest of -l)."""
+    words = [str(w) for w in argv]
+    cores: set[int] = set()
+    for part in words[words.index("-l") + 1].split(","):
+        lo, _, hi = part.partition("-")
+        cores |= set(range(int(lo), int(hi or lo) + 1))
+    if "testpmd" in words[0]:
+        main = int(words[words.index("--main-lcore") + 1]) if "--main-lcore" in words else min(cores)
+        cores.discard(main)
+    return cores
+
+
+class _Started(Exception):
+    pass
+
+
+@pytest.mark.parametrize("lcore", [0, 1])
+def test_every_program_forwards_on_the_lcore_asked_for(monkeypatch, lcore):
+    """testpmd, holdfwd and linkemud forward on --lcore, so the ratios set
+    like against like. With --lcore 0 testpmd got `-l 0-1` and forwarded
+    on CPU 1 (EAL's main lcore is the lowest, and testpmd does not forward
+    on it) while the others forwarded on CPU 0."""
+    import argparse
+    import forwarding as fw
+    started = []
+
+    def running(argv, *a, **kw):
+        started.append(argv)
+        raise _Started
+
+    monkeypatch.setattr(fw, "running", running)
+    a = argparse.Namespace(rounds=1, seconds=2.0, lcore=lcore, compare=None)
+    # Each program in turn: the ones before it stand in with a figure.
+    stand_ins = [("run_testpmd", {"tx_pps": 1.0}), ("run_noisefloor", {}), ("run_holdfwd", {})]
+    for k in range(len(stand_ins) + 1):
+        if k:
+            name, value = stand_ins[k - 1]
+            monkeypatch.setattr(fw, name, lambda *a, _v=value, **kw: _v)
+        if k == 1:
+            continue                  # noisefloor starts no EAL program
+        with pytest.raises(_Started):
+            fw.run_rounds(a, ["delay 1ms"], fw.EAL_NULL)
+    assert [os.path.basename(str(argv[0])) for argv in started] == ["dpdk-testpmd", "holdfwd", "linkemud"]
+    for argv in started:
+        assert _eal_lcores(argv) == {lcore}, argv
+
+
+def test_testpmd_lcores_name_another_cpu_its_main():
+    from lcores import lcore_problem, testpmd_lcores
+    assert testpmd_lcores(0, [0, 1]) == ["-l", "0,1", "--main-lcore", "1"]
+    assert testpmd_lcores(1, [0, 1]) == ["-l", "0,1", "--main-lcore", "0"]
+    assert testpmd_lcores(3, [1, 2, 3]) == ["-l", "1,3", "--main-lcore", "1"]
+    with pytest.raises(ValueError, match="no CPU other than 0"):
+        testpmd_lcores(0, [0])
+    assert lcore_problem(1, [0, 1]) is None
+    assert "not a CPU this benchmark may run on (usable: 0, 1)" in lcore_problem(5, [0, 1])
+    assert "the only usable CPU" in lcore_problem(0, [0])
+
+
+def test_testpmd_forwards_on_lcore_0(tmp_path):
+    """What testpmd itself says it forwards on, given testpmd_lcores(0)."""
+    from lcores import testpmd_lcores
+    prefix = eal_prefix("letpl")
+    cmd = ["dpdk-testpmd", *testpmd_lcores(0), *EAL_NULL, "--file-prefix", prefix, "--",
+           "--forward-mode=io", "--auto-start"]
+    with running(cmd, prefix, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                 text=True) as p:
+        out, _ = p.communicate("quit\n", timeout=60)
+    assert "Logical Core 0 (socket 0) forwards packets" in out, out[-2000:]
+    assert "Logical Core 1 " not in out
+
 
 
 def test_udp4_frames_are_what_the_rows_say(tmp_path):
@@ -144,6 +223,7 @@ LINERATE = FORWARDING.parent / "forwarding_linerate.py"
     (["--ring", "0"], "--ring must be at least 1"),
     (["--ladder", "7.44,fast"], "--ladder: '7.44,fast' is not a comma-separated list"),
     (["--ladder", "0"], "every rung must be above 0"),
+    (["--lcore", "99"], "--lcore 99: not a CPU this benchmark may run on"),
 ])
 def test_linerate_refuses_what_it_cannot_measure(args, named):
     r = subprocess.run([sys.executable, str(LINERATE), *args], capture_output=True, text=True, timeout=30)
@@ -172,6 +252,26 @@ def test_linerate_tells_stalls_from_overload():
              {"lost": [], "fail": []}]
     assert lr.highest([1, 2, 3, 4], rungs, "lost") == 2
     assert lr.highest([1, 2, 3, 4], rungs, "fail") == 1
+
+
+PACED = FORWARDING.parent / "forwarding_paced.py"
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--rounds", "0"], "--rounds must be at least 1"),
+    (["--seconds", "0"], "--seconds must be above 0"),
+    (["--retries", "-1"], "--retries must be at least 0"),
+    (["--ladder", "1,fast"], "--ladder: '1,fast' is not a comma-separated list"),
+    (["--burst", "0"], "--burst must be 1 .. 256"),
+    (["--lcore", "99"], "--lcore 99: not a CPU this benchmark may run on"),
+])
+def test_paced_refuses_what_it_cannot_measure(args, named):
+    """Refused before pacegen or a program under test starts: a bad ladder
+    was a traceback from inside the first round, and --lcore 0 put pacegen
+    (always CPU 0) on the forwarding lcore's CPU."""
+    r = subprocess.run([sys.executable, str(PACED), *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and named in r.stderr, r.stderr
+    assert "[round" not in r.stderr
 
 
 @pytest.mark.needs_root

@@ -28,9 +28,25 @@ def test_prints_least_and_median_ns_a_frame():
     r = _run("delay 1ms 100us limit 100000", "6.2", "200000", "3")
     assert r.returncode == 0, r.stderr
     m = re.fullmatch(r"delay 1ms 100us limit 100000 at 6\.20 Mpps: least ([0-9.]+), median ([0-9.]+) "
-                     r"ns of CPU a frame \(3 rounds\)\n", r.stdout)
+                     r"ns of CPU a frame \(3 rounds, 100000 frames timed each\)\n", r.stdout)
     assert m, r.stdout
     assert 0 < float(m[1]) <= float(m[2])
+
+
+@pytest.mark.parametrize("frames, timed", [
+    ("1000", 512),      # 31 bursts of 32 (8 frames never offered); the last 16 timed
+    ("1023", 512),      # 31 bursts again: the 31 left over are not counted
+    ("1024", 512),      # 32 bursts, the last 16
+    ("95", 32),         # 2 bursts, the second timed
+])
+def test_the_cost_is_over_the_frames_offered_in_the_timed_bursts(frames, timed):
+    """Only whole bursts of 32 are offered, and the second half of them
+    timed: the ns a frame is that time over those frames. FRAMES % 32
+    frames were never offered; counted in the divisor (as they were) they
+    lowered the figure, by up to half at FRAMES 95."""
+    r = _run("delay 1ms", "6.2", frames, "1")
+    assert r.returncode == 0, r.stderr
+    assert f"(1 rounds, {timed} frames timed each)" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("args", [
@@ -38,6 +54,12 @@ def test_prints_least_and_median_ns_a_frame():
     ["delay 1ms", "0"],                              # no rate
     ["delay 1ms", "fast"],                           # not a number
     ["delay 1ms", "6.2", "10"],                      # fewer frames than two bursts
+    ["delay 1ms", "6.2x"],                           # words that only begin with a number
+    ["delay 1ms", "inf"],
+    ["delay 1ms", "6.2", "1000x"],
+    ["delay 1ms", "6.2", "-1000"],                   # not 2^64 - 1000 frames
+    ["delay 1ms", "6.2", "1000", "3x"],
+    ["delay 1ms", "6.2", "1000", "-3"],
     ["delay 1ms", "6.2", "1000", "0"],               # no round
     ["delay 1ms", "6.2", "1000", "65"],              # more rounds than kept
     ["delay 1ms", "6.2", "1000", "1", "extra"],      # PORTS not a number
@@ -58,7 +80,8 @@ def test_ports_spread_frames_over_classes():
     rules = " ; ".join(f"class h{k} match proto udp dport {5000 + k} : delay 1ms" for k in range(16))
     r = _run(f"delay 1ms limit 100000 ; {rules}", "6.2", "100000", "1", "64")
     assert r.returncode == 0, r.stderr
-    assert re.search(r"at 6\.20 Mpps: least [0-9.]+, median [0-9.]+ ns of CPU a frame \(1 rounds\)", r.stdout)
+    assert re.search(r"at 6\.20 Mpps: least [0-9.]+, median [0-9.]+ ns of CPU a frame \(1 rounds, 50016 frames "
+                     r"timed each\)", r.stdout)
 
 
 def test_a_bad_link_gets_the_grammars_message():

@@ -13,7 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from kit import leftovers, linkemu, suite_bed
+from kit import dpdk_only, leftovers, linkemu, suite_bed
 from linkemu.bed import netns, paths, testbed
 
 BED = suite_bed(__file__)
@@ -218,6 +218,7 @@ def test_up_after_daemon_kill9_frees_its_pages_first(bed_up, linkemud_bin):
     dead daemon's hugepage files kept their pages taken, and `up` counted
     them as used (and reserved more when too few were left). Now it
     removes them first and says so; `run` works again after."""
+    dpdk_only("hugepage files are linkemud's (EAL); linkemuk uses none")
     from linkemu.bed import hugepages
     b = testbed.bed_for(BED)
     free_before = hugepages.read_state().free

@@ -74,3 +74,27 @@ def test_a_daemon_that_exits_mid_capture_is_said_and_the_file_kept(tmp_path):
     assert "linkemud exited during the capture" in cp.stderr, cp.stderr
     assert "Traceback" not in cp.stderr
     assert len(capture.read_pcapng(tmp_path / "x.pcapng").packets) == 10
+
+
+def test_no_file_of_the_capture_follows_a_planted_symlink(tmp_path):
+    """dumpcap's per-port files were '.NAME.portN' beside the output and
+    the merge wrote 'NAME.tmp', both opened without O_EXCL: in a shared
+    directory such as /tmp, a symlink planted at those names made the
+    capture (run as root) write through it into any file. Now the ports'
+    files are in a private directory and the merge's file is new."""
+    victims = {}
+    for name in (".x.pcapng.port0", ".x.pcapng.port1", "x.pcapng.tmp"):
+        victim = tmp_path / f"victim-{name.strip('.')}"
+        victim.write_text("untouched\n")
+        (tmp_path / name).symlink_to(victim)
+        victims[name] = victim
+    cp = _run(tmp_path, ["--port", "both", "--duration", "0.2", "-w", "x.pcapng"])
+    assert cp.returncode == 0, cp.stderr
+    for name, victim in victims.items():
+        assert victim.read_text() == "untouched\n", name
+        assert (tmp_path / name).is_symlink(), name      # not replaced either
+    assert len(capture.read_pcapng(tmp_path / "x.pcapng").packets) > 0
+    # Nothing of ours is left beside the capture.
+    assert sorted(p.name for p in tmp_path.iterdir()
+                  if not p.name.startswith("victim-")) == sorted(
+                      ["x.pcapng", *victims])

@@ -37,6 +37,7 @@ import signal
 import stat
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 import warnings
@@ -222,11 +223,14 @@ def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLik
             packets.append((p.ts_ns, i, n, p.block))
     packets.sort(key=lambda x: x[:3])
     stats = [(blk, base[i]) for i, f in enumerate(files) for blk in f.stats]
-    tmp = Path(str(path) + ".tmp")
+    # A new file of our own (O_EXCL, a random name): a fixed "PATH.tmp"
+    # opened with O_CREAT alone follows a symlink planted there, and we
+    # run as root, often into a shared directory such as /tmp.
+    fd, name = tempfile.mkstemp(dir=Path(path).parent, prefix=f".{Path(path).name}.",
+                                suffix=".tmp")
+    tmp = Path(name)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else mode)
-        if mode is not None:
-            os.fchmod(fd, mode)
+        os.fchmod(fd, _umasked(0o666) if mode is None else mode)
         with os.fdopen(fd, "wb") as out, warnings.catch_warnings():
             warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
             w = FileWriter(out, shb)
@@ -444,6 +448,13 @@ class _Dumpcap:
             t.join(5)
 
 
+def _umasked(mode: int) -> int:
+    """mode as the process's umask would make a new file's."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mode & ~mask
+
+
 def output_path(out: str | os.PathLike) -> Path:
     """The file -w names, refused before any dumpcap runs if it names
     none: the capture would be lost at the end (a directory cannot be
@@ -495,11 +506,27 @@ def _capture(bed, out, count, port, direction, duration, snaplen, user_filter, f
     mac = sender_mac(bed, direction) if by_direction else None
     bpf = build_filter(mac, user_filter)
     dumpcap = find_dumpcap()
+    # dumpcap's files go into a directory only we can enter, made beside
+    # the output (same filesystem, as the capture may be large): at a fixed
+    # name beside it, a symlink planted there would be written through, as
+    # root. Removed with whatever is in it at the end.
+    work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+    try:
+        return _capture_into(work, out, plan, dumpcap, prefix, count, snaplen, bpf,
+                             duration, ready_timeout, on_ready, stop_event, by_direction)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _capture_into(work: Path, out: Path, plan, dumpcap, prefix, count, snaplen, bpf,
+                  duration, ready_timeout, on_ready, stop_event,
+                  by_direction) -> CaptureResult:
+    """_capture's run, dumpcap's files in work."""
     caps: list[_Dumpcap] = []
     t_start = time.monotonic()
     try:
         for p, _d in plan:
-            tmp = out.with_name(f".{out.name}.port{p}")
+            tmp = work / f"port{p}.pcapng"
             _Dumpcap(build_argv(dumpcap, prefix, p, str(tmp), count, snaplen, bpf), p, tmp,
                      caps)
         deadline = time.monotonic() + ready_timeout

@@ -17,6 +17,10 @@ import pytest
 
 FORWARDING = Path(__file__).resolve().parents[2] / "bench" / "forwarding.py"
 
+# Runs DPDK programs (hugepages, root, a busy lcore): not for `make quick`,
+# which runs what needs neither root nor a bed; the bed suite runs it.
+RUNS_DPDK = pytest.mark.live
+
 
 @pytest.mark.parametrize("args, named", [
     (["--seconds", "1"], "--seconds must be at least 2"),
@@ -103,6 +107,7 @@ def test_testpmd_lcores_name_another_cpu_its_main():
     assert "the only usable CPU" in lcore_problem(0, [0])
 
 
+@RUNS_DPDK
 def test_testpmd_forwards_on_lcore_0(tmp_path):
     """What testpmd itself says it forwards on, given testpmd_lcores(0)."""
     from lcores import testpmd_lcores
@@ -154,6 +159,7 @@ def _report_on_udp4(tmp_path, name: str, link: str) -> dict:
     return r
 
 
+@RUNS_DPDK
 def test_linkemud_classifies_the_udp4_frames(tmp_path):
     """On the ports --frames udp4 uses, a rule on UDP ports sees every
     frame (on net_null it would see none): the class rows read headers."""
@@ -164,6 +170,7 @@ def test_linkemud_classifies_the_udp4_frames(tmp_path):
         assert u["rx"] > 100_000 and default["rx"] == 0, (default["rx"], u["rx"])
 
 
+@RUNS_DPDK
 def test_port_filter_passes_exactly_the_matching_frames(tmp_path):
     """CLASS16_HIT (rules on ports 5000 .. 5015, one hashed group with a
     port filter) on the udp4 frames, which net_pcap replays in order with
@@ -181,6 +188,7 @@ def test_port_filter_passes_exactly_the_matching_frames(tmp_path):
         assert classes[0]["rx"] == n - sum(c["rx"] for c in classes[1:])
 
 
+@RUNS_DPDK
 def test_udp4_rows_run():
     """forwarding.py --frames udp4 --quick: testpmd, the floors and the two
     quick class rows on net_pcap ports, each with a rate."""

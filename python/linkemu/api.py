@@ -50,6 +50,20 @@ def _load_layout(name: str):
     return attached.load(name) or ports.load(name) or testbed.bed_for(name)
 
 
+def _raise_unless_in_flight(failed: list[LinkemuError], in_flight: BaseException | None) -> None:
+    """A `with` block's cleanup that failed: its first error is raised when
+    the block ended normally; when it ended by an exception, that one is
+    what the caller must see (raising ours would put it out of sight in
+    __context__), so ours are said on stderr instead of being dropped."""
+    if not failed:
+        return
+    if in_flight is None:
+        raise failed[0]
+    for e in failed:
+        print(f"linkemu: while cleaning up after {type(in_flight).__name__}: {e}",
+              file=sys.stderr)
+
+
 class Bed:
     """A place for the emulator, with its two sides "src" (A, DPDK port 0)
     and "dst" (B, port 1). Direction a2b is src -> dst.
@@ -156,21 +170,25 @@ class Bed:
         self.__dict__.setdefault("_built_here", []).append(not was_up)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
         # Shielded (in the main thread): a second Ctrl-C while a first one's
         # cleanup runs would leave the daemon, its hugepages or the bed.
+        failed: list[LinkemuError] = []
         with shielded():
             try:
+                # The links this bed started (run()), not those it attached
+                # to: a daemon from `linkemu run --detach` is someone else's.
                 for link in list(self._links):
-                    if link.running:
+                    if link.started_here and link.running:
                         try:
                             link.stop()
-                        except LinkemuError:
-                            pass
+                        except LinkemuError as e:
+                            failed.append(e)
             finally:
                 built = self.__dict__.get("_built_here")
                 if built and built.pop():
                     self.down()
+        _raise_unless_in_flight(failed, exc)
 
     # --- the daemon ------------------------------------------------------------------------
 
@@ -491,10 +509,20 @@ class Link:
     def __enter__(self) -> "Link":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
         if self.report is None and not self._detached:
+            failed: list[LinkemuError] = []
             with shielded():   # as Bed.__exit__
-                self.stop()
+                try:
+                    self.stop()
+                except LinkemuError as e:
+                    failed.append(e)
+            _raise_unless_in_flight(failed, exc)
+
+    @property
+    def started_here(self) -> bool:
+        """Started by Bed.run() (not found by attach())."""
+        return self._daemon is not None
 
     def __repr__(self) -> str:
         # Not "running" just because stop() was not called: a daemon that

@@ -75,7 +75,7 @@ def test_stop_leaves_a_daemon_started_after_the_attached_one_exited(run_dir):
         link.stop()
     assert second.poll() is None and procs.pid_alive(second.pid)
     # The bed's exit stops the links it holds that run: not this one.
-    api.Bed.__exit__(link.bed)
+    api.Bed.__exit__(link.bed, None, None, None)
     assert second.poll() is None
 
 
@@ -102,3 +102,41 @@ def test_stop_after_the_attached_daemon_exited_stops_nothing(run_dir):
     with pytest.raises(linkemu.LinkemuError, match=r"\(it exited, or something else stopped it\)"):
         link.stop()
     assert by_hand.poll() is None
+
+
+def test_the_beds_exit_leaves_a_daemon_it_only_attached_to(run_dir):
+    """docs/python.md: on exit, `with bed:` stops the links the bed
+    started. A daemon from `linkemu run --detach` that the block attached
+    to (to read its stats, say) is someone else's: it was stopped."""
+    first = run_dir()
+    bed = api.Bed(BED)
+    link = bed.attach()
+    api.Bed.__exit__(bed, None, None, None)
+    assert first.poll() is None and link.running
+
+
+def test_a_failed_stop_does_not_hide_the_blocks_own_error(run_dir, capsys):
+    """`with link:` ended by an exception, then stop() failed: the caller
+    got the LinkemuError of stop(), the block's own error only in its
+    __context__. Now the block's error is raised and stop's is said."""
+    first = run_dir()
+    link = api.Bed(BED).attach()
+    first.kill()
+    first.wait()
+    run_dir()                              # another run on the bed: stop() refuses
+    with pytest.raises(ValueError, match="the block's own"):
+        with link:
+            raise ValueError("the block's own")
+    err = capsys.readouterr().err
+    assert "while cleaning up after ValueError" in err and "is no longer running" in err
+
+
+def test_a_failed_stop_after_a_normal_block_is_raised(run_dir):
+    first = run_dir()
+    link = api.Bed(BED).attach()
+    first.kill()
+    first.wait()
+    run_dir()
+    with pytest.raises(linkemu.LinkemuError, match="is no longer running"):
+        with link:
+            pass

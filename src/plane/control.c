@@ -190,7 +190,7 @@ static void cmd_set(struct dp_state *st, FILE *out, char *args)
 	 * mbufs than the pool has. */
 	uint64_t frames = dp_path_frame_limit(&cfg);
 	if (frames > st->max_limit) {
-		reply_error(out, "set %s: limits of %" PRIu64 " frames exceed the %u linkemud reserved memory for "
+		reply_error(out, "set %s: limits of %" PRIu64 " frames exceed the %u the daemon reserved memory for "
 			       "(restart it with --max-limit)", dir_word, frames, st->max_limit);
 		return;
 	}
@@ -258,7 +258,7 @@ static void cmd_stats(struct dp_state *st, FILE *out)
 		fclose(f);
 		free(buf);
 		free(r);
-		reply_error(out, "stats: the data plane did not answer (linkemud is stopping)");
+		reply_error(out, "stats: the data plane did not answer (the daemon is stopping)");
 		return;
 	}
 	dp_report_print_json(f, r); /* ends with a newline */
@@ -283,7 +283,7 @@ static void cmd_reset_stats(struct dp_state *st, FILE *out)
 	if (dp_state_report(st, r, 0)) {
 		pthread_mutex_unlock(&st->lock);
 		free(r);
-		reply_error(out, "reset stats: the data plane did not answer (linkemud is stopping)");
+		reply_error(out, "reset stats: the data plane did not answer (the daemon is stopping)");
 		return;
 	}
 	free(st->baseline);

@@ -117,7 +117,7 @@ int dp_punt_accepts(const struct dp_punt_set *s, enum le_direction dir, const st
 		if (c == NULL)
 			return le_err(err, errlen,
 				      "class %s: punt %s %s: no such channel was opened at start (channels are made "
-				      "when linkemud starts: restart it to add one)",
+				      "when the daemon starts: restart it to add one)",
 				      cc->name, le_punt_transport_name(cc->punt.transport), cc->punt.name);
 		if (strcmp(c->st.cls, cc->name) != 0)
 			return le_err(err, errlen, "class %s: punt %s %s: the channel belongs to class %s",

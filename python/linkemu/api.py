@@ -223,7 +223,7 @@ class Bed:
     def require_no_daemon(self) -> None:
         running = testbed.daemon_pid(self.layout)
         if running is not None:
-            raise LinkemuError(f"linkemud is already running on bed '{self.name}' (pid "
+            raise LinkemuError(f"{procs.daemon_name(running) or 'linkemud'} is already running on bed '{self.name}' (pid "
                                f"{running}); run `linkemu stop --bed {self.name}` first")
 
     def control(self, timeout: float = control.DEFAULT_TIMEOUT_S,

@@ -135,3 +135,12 @@ def test_main_prints_linkemuks_usage_error_as_its_own(monkeypatch, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     assert cli.main(["run", "--io", "kernel", "--bed", BED, "--a2b", "dealy 5ms"]) == 2
     assert capsys.readouterr().err == "linkemuk: --a2b: unknown word 'dealy'\n"
+
+
+def test_already_running_names_the_daemon_that_runs(bed_daemon):
+    """A second start on a bed whose daemon is linkemuk said 'linkemud is
+    already running'."""
+    from linkemu import api
+    name, _ = bed_daemon
+    with pytest.raises(Exception, match=rf"^{name} is already running on bed '{BED}'"):
+        api.Bed(BED).require_no_daemon()

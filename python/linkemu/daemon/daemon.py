@@ -218,7 +218,7 @@ def _start_locked(cfg: DaemonConfig, binary: Path, ready_timeout: float) -> Daem
     bed = cfg.bed
     running = live_daemon(bed)
     if running is not None:
-        raise LinkemuError(f"linkemud is already running on bed '{bed.name}' (pid {running}); "
+        raise LinkemuError(f"{procs.daemon_name(running) or 'linkemud'} is already running on bed '{bed.name}' (pid {running}); "
                            f"run `linkemu stop --bed {bed.name}` first")
     if cfg.io == "dpdk":
         ensure_bpffs()

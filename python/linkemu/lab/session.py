@@ -142,8 +142,9 @@ class LabSession:
 
     def __enter__(self) -> "LabSession":
         daemon.require_binary()
-        if testbed.daemon_pid(self.bed) is not None:
-            raise LinkemuError(f"a linkemud is already running on bed '{self.bed.name}'; stop it "
+        if (running := testbed.daemon_pid(self.bed)) is not None:
+            raise LinkemuError(f"a {procs.daemon_name(running) or 'linkemud'} is already running "
+                               f"on bed '{self.bed.name}'; stop it "
                                f"(linkemu stop --bed {self.bed.name}) or use another --bed")
         self._cm = interruptible()
         self._cm.__enter__()

@@ -8,33 +8,17 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from capture_runner import capture_argv, capture_env
 from linkemu.daemon import capture
-
-FAKE_DUMPCAP = Path(__file__).resolve().parent / "fakedumpcap.py"
-PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
-
-_RUNNER = r"""
-import sys, types
-from linkemu.bed import testbed
-from linkemu.cli import main as cli
-from linkemu.daemon import capture
-capture.find_dumpcap = lambda: sys.argv[1]
-capture.tool_cpus = lambda: None
-capture.sender_mac = lambda bed, direction: "02:00:00:00:00:01"
-testbed.bed_for = lambda name: types.SimpleNamespace(name=name, file_prefix="linkemu-" + name)
-sys.exit(cli.main(["capture", "--bed", "fk", "--file-prefix", "x"] + sys.argv[2:]))
-"""
 
 
 def _run(cwd: Path, args: list[str], **env) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), **env)
-    return subprocess.run([sys.executable, "-c", _RUNNER, str(FAKE_DUMPCAP)] + args,
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(capture_argv(*args), env=capture_env(**env), cwd=cwd,
+                          capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize("name,says", [

@@ -13,31 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from capture_runner import capture_argv, capture_env
 from linkemu.cli import main as cli
 from linkemu.daemon import capture
-
-FAKE_DUMPCAP = Path(__file__).resolve().parent / "fakedumpcap.py"
-PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
-
-_RUNNER = r"""
-import sys, types
-from linkemu.bed import testbed
-from linkemu.cli import main as cli
-from linkemu.daemon import capture
-capture.find_dumpcap = lambda: sys.argv[1]
-capture.tool_cpus = lambda: None
-capture.sender_mac = lambda bed, direction: "02:00:00:00:00:01"
-testbed.bed_for = lambda name: types.SimpleNamespace(name=name, file_prefix="linkemu-" + name)
-sys.exit(cli.main(["capture", "--bed", "fk", "--file-prefix", "x"] + sys.argv[2:]))
-"""
 
 
 def _run(cwd: Path, args: list[str], stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     """The capture, in cwd, with TMPDIR a directory of its own (cwd/tmp)."""
     (cwd / "tmp").mkdir()
-    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), TMPDIR=str(cwd / "tmp"))
-    return subprocess.run([sys.executable, "-c", _RUNNER, str(FAKE_DUMPCAP)] + args,
-                          cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE, timeout=60)
+    return subprocess.run(capture_argv(*args), cwd=cwd, env=capture_env(TMPDIR=str(cwd / "tmp")),
+                          stdout=stdout, stderr=subprocess.PIPE, timeout=60)
 
 
 def test_w_dash_writes_the_capture_to_stdout(tmp_path):
@@ -60,10 +45,9 @@ def test_w_dash_into_a_reader_that_exits_early(tmp_path):
     """`linkemu capture -w - | head -c 10`: the reader is gone; say so,
     leave no temporary file behind."""
     (tmp_path / "tmp").mkdir()
-    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), TMPDIR=str(tmp_path / "tmp"))
-    p = subprocess.Popen([sys.executable, "-c", _RUNNER, str(FAKE_DUMPCAP), "--duration",
-                          "0.3", "-w", "-"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
+    env = capture_env(TMPDIR=str(tmp_path / "tmp"))
+    p = subprocess.Popen(capture_argv("--duration", "0.3", "-w", "-"), cwd=tmp_path, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdout.close()                      # the reader exits before the capture ends
     _out, err = p.communicate(timeout=60)
     assert p.returncode == 1, err

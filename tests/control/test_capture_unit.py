@@ -11,12 +11,11 @@ import shutil
 import signal
 import struct
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from capture_runner import capture_argv, capture_env
 from kit.need import need
 from linkemu.daemon import capture
 from linkemu.daemon.capture import INBOUND, OUTBOUND
@@ -311,25 +310,8 @@ def test_merge_shares_interfaces_only_on_the_same_clock(tmp_path):
 
 
 # --- stopping: Ctrl-C, a second one, SIGTERM ----------------------------------------------
-
-FAKE_DUMPCAP = Path(__file__).resolve().parent / "fakedumpcap.py"
-PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
-
-# `linkemu capture`'s own code (cli.capture.cmd_capture) with a fake
-# dumpcap and a bed that needs no namespaces, in a process of its own to
-# signal, as a shell or `timeout` would.
-_RUNNER = r"""
-import sys, types
-from linkemu.bed import testbed
-from linkemu.cli import main as cli
-from linkemu.daemon import capture
-capture.find_dumpcap = lambda: sys.argv[1]
-capture.tool_cpus = lambda: None
-capture.sender_mac = lambda bed, direction: "02:00:00:00:00:01"
-testbed.bed_for = lambda name: types.SimpleNamespace(name=name, file_prefix="linkemu-" + name)
-sys.exit(cli.main(["capture", "--bed", "fk", "--file-prefix", "x", "--port", "both",
-                   "-w", sys.argv[2]]))
-"""
+# (capture_runner: the capture in a process of its own to signal, as a
+# shell or `timeout` would)
 
 
 def _alive(pid: int) -> bool:
@@ -348,9 +330,8 @@ def _run_and_signal(tmp_path, signals, exit_delay: float = 0.0):
     pids.mkdir()
     out = tmp_path / "cap" / "x.pcapng"
     out.parent.mkdir()
-    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), FAKEDUMPCAP_PIDS=str(pids),
-               FAKEDUMPCAP_EXIT_DELAY=str(exit_delay))
-    p = subprocess.Popen([sys.executable, "-c", _RUNNER, str(FAKE_DUMPCAP), str(out)],
+    env = capture_env(FAKEDUMPCAP_PIDS=str(pids), FAKEDUMPCAP_EXIT_DELAY=str(exit_delay))
+    p = subprocess.Popen(capture_argv("--port", "both", "-w", str(out)),
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     started: list[int] = []
     try:

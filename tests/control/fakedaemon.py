@@ -160,8 +160,13 @@ class FakeDaemon:
             conn.sendall(out, socket.MSG_NOSIGNAL)
         return True
 
+    def now(self) -> int:
+        """The daemon's clock: CLOCK_MONOTONIC here (a drifting fake
+        overrides it)."""
+        return time.monotonic_ns()
+
     def _apply_due(self) -> None:
-        now = time.monotonic_ns()
+        now = self.now()
         for d, (at, g) in list(self.staged.items()):
             if at <= now:
                 self.links[d] = g
@@ -197,10 +202,10 @@ class FakeDaemon:
                 self.staged[w[1]] = (at, g)
                 return {"ok": True, "dir": w[1], "config": g, "at_ns": at}
             self.links[w[1]] = g
-            return {"ok": True, "dir": w[1], "config": g, "applied_ns": time.monotonic_ns()}
+            return {"ok": True, "dir": w[1], "config": g, "applied_ns": self.now()}
         if w[0] == "stats":
             self.rx += 1000
-            st = stats_object(self.rx, self.rx, config=self.links["a2b"])
+            st = stats_object(self.rx, self.rx, config=self.links["a2b"], t_ns=self.now())
             st["directions"]["b2a"]["config"] = self.links["b2a"]
             for d in self.links:
                 st["directions"][d].update(changes=self.changes[d], changed_at_ns=self.changed_at[d],

@@ -45,21 +45,6 @@ class DriftingFake(FakeDaemon):
     def now(self) -> int:
         return self.model(time.monotonic_ns())
 
-    def _apply_due(self) -> None:
-        now = self.now()
-        for d, (at, g) in list(self.staged.items()):
-            if at <= now:
-                self.links[d] = g
-                self.changes[d] += 1
-                self.changed_at[d] = at
-                del self.staged[d]
-
-    def command(self, line: str) -> dict:
-        reply = super().command(line)
-        if line == "stats" and reply.get("ok"):
-            reply["stats"]["time_ns"] = self.now()
-        return reply
-
 
 @pytest.fixture
 def drifting():

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+from pathlib import Path
 
 from linkemu.bed.testbed import DEFAULT_BED
 from linkemu.daemon.control import DEFAULT_TIMEOUT_S, DaemonRefused
@@ -40,6 +42,24 @@ def seconds(text: str) -> float:
     if not (0 < v < math.inf):
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0")
     return v
+
+
+def output_file(text: str) -> Path:
+    """An argparse type: a file a command writes when it ends (a run's
+    samples). Checked when the options are read: found only at the end, a
+    directory or a missing directory cost the whole run (and was a
+    traceback)."""
+    p = Path(text)
+    if not text:
+        raise argparse.ArgumentTypeError("an empty name is not a file name")
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' is a directory, not a file name")
+    parent = p.parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}': directory '{parent}' does not exist")
+    if not os.access(parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"'{text}': directory '{parent}' is not writable")
+    return p
 
 
 def port(text: str) -> int:

@@ -1,0 +1,59 @@
+"""Bad option values and a bad standard output end `linkemu` with one
+message and the documented exit code (2 usage, 1 failure), never a
+traceback, and before a run's time is spent."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+
+import pytest
+
+from kit import linkemu
+from linkemu.errors import LinkemuError
+from linkemu.instruments import units_stats
+
+
+def _free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _no_traceback(cp: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in cp.stderr, cp.stderr
+
+
+# --- files a run writes at its end ----------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["dir", "no-parent"])
+def test_a_flush_times_file_that_cannot_be_written_is_refused_before_the_run(tmp_path, where):
+    # It was a traceback (IsADirectoryError) after the whole run was sent.
+    out = tmp_path if where == "dir" else tmp_path / "missing" / "f.npy"
+    cp = linkemu("units", "client", "--proto", "udp", "--connect", "127.0.0.1",
+                 "--port", str(_free_udp_port()), "--count", "1", "--flush-times", str(out),
+                 timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert "--flush-times" in cp.stderr and str(out) in cp.stderr
+    assert "client udp:" not in cp.stdout     # nothing was sent
+    _no_traceback(cp)
+
+
+@pytest.mark.parametrize("where", ["dir", "no-parent"])
+def test_a_samples_file_that_cannot_be_written_is_refused_before_serving(tmp_path, where):
+    # The server waited for a run it could not record (the write came last).
+    out = tmp_path if where == "dir" else tmp_path / "missing" / "s.npy"
+    cp = linkemu("units", "server", "--proto", "udp", "--bind", "127.0.0.1",
+                 "--port", str(_free_udp_port()), "--start-timeout", "0.2",
+                 "--samples", str(out), timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert "--samples" in cp.stderr and str(out) in cp.stderr
+    assert "no UDP datagram" not in cp.stderr   # it did not serve
+    _no_traceback(cp)
+
+
+def test_a_samples_write_that_fails_names_the_file(tmp_path):
+    # Checked before the run, the file can still go away during it.
+    with pytest.raises(LinkemuError, match=f"{tmp_path}: cannot write"):
+        units_stats.write_samples(tmp_path, [0], [1], [2])
+

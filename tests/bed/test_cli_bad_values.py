@@ -57,3 +57,15 @@ def test_a_samples_write_that_fails_names_the_file(tmp_path):
     with pytest.raises(LinkemuError, match=f"{tmp_path}: cannot write"):
         units_stats.write_samples(tmp_path, [0], [1], [2])
 
+
+# --- seconds ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["1e308", "1e10"])
+def test_seconds_too_large_for_a_timer_are_a_usage_error(value):
+    # socket.settimeout raised OverflowError (a traceback) past ~9.2e9 s.
+    cp = linkemu("units", "server", "--proto", "udp", "--bind", "127.0.0.1",
+                 "--port", str(_free_udp_port()), "--start-timeout", value, timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert f"argument --start-timeout: '{value}'" in cp.stderr and "at most" in cp.stderr
+    _no_traceback(cp)
+

@@ -31,16 +31,22 @@ def refused(e: DaemonRefused) -> int:
     return 1
 
 
+MAX_SECONDS = 86_400.0
+
+
 def seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds above 0. float() alone
-    lets "-1", "nan" and "inf" through, which socket.settimeout refuses
-    with a traceback (or, as an interval, never ends a sleep)."""
+    """An argparse type: a number of seconds above 0, at most a day. float()
+    alone lets "-1", "nan" and "inf" through, which socket.settimeout
+    refuses with a traceback (or, as an interval, never ends a sleep); past
+    ~9.2e9 s settimeout raises OverflowError. No wait of ours needs more
+    than a day."""
     try:
         v = float(text)
     except ValueError:
         v = math.nan
-    if not (0 < v < math.inf):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0")
+    if not (0 < v <= MAX_SECONDS):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0 and "
+                                         f"at most {MAX_SECONDS:.0f} (a day)")
     return v
 
 

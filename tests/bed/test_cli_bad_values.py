@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from kit import linkemu
+from linkemu.cli.main import build_parser
 from linkemu.errors import LinkemuError
 from linkemu.instruments import units_stats
 
@@ -68,4 +69,23 @@ def test_seconds_too_large_for_a_timer_are_a_usage_error(value):
     assert cp.returncode == 2, cp.stderr
     assert f"argument --start-timeout: '{value}'" in cp.stderr and "at most" in cp.stderr
     _no_traceback(cp)
+
+
+# --- punt ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["-1", "x", str(1 << 64)])
+def test_a_bad_punt_work_ns_is_a_usage_error_before_anything_starts(value, capsys):
+    # Checked only once the bed was built and the daemon ready, then exit 1;
+    # past 2^64 punt_echo refused it in its log while linkemu said it served.
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args(["run", "--punt-echo", "--punt-work-ns", value])
+    assert e.value.code == 2
+    assert f"argument --punt-work-ns: '{value}'" in capsys.readouterr().err
+
+
+def test_punt_work_ns_takes_zero_and_more():
+    a = build_parser().parse_args(["run", "--punt-echo", "--punt-work-ns", "0"])
+    assert a.punt_work_ns == 0
+    a = build_parser().parse_args(["run", "--punt-echo", "--punt-work-ns", "2000"])
+    assert a.punt_work_ns == 2000
 

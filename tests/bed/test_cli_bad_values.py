@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 
 import pytest
 
-from kit import linkemu
+from kit import cli_env, linkemu
 from linkemu.cli.main import build_parser
 from linkemu.errors import LinkemuError
 from linkemu.instruments import units_stats
@@ -89,3 +90,15 @@ def test_punt_work_ns_takes_zero_and_more():
     a = build_parser().parse_args(["run", "--punt-echo", "--punt-work-ns", "2000"])
     assert a.punt_work_ns == 2000
 
+
+# --- standard output ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["profile", "list"], ["profile", "list", "--json"],
+                                  ["profile", "show", "dc-10g"]])
+def test_a_standard_output_that_cannot_be_written_is_one_message_exit_1(args):
+    # /dev/full: every write fails with ENOSPC, as on a full disk.
+    with open("/dev/full", "w") as full:
+        cp = subprocess.run([sys.executable, "-m", "linkemu", *args], stdout=full,
+                            stderr=subprocess.PIPE, text=True, env=cli_env(), timeout=60)
+    assert cp.returncode == 1, cp.stderr
+    assert cp.stderr == "linkemu: cannot write to standard output: No space left on device\n"

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+from pathlib import Path
 
 from linkemu.bed.testbed import DEFAULT_BED
 from linkemu.daemon.control import DEFAULT_TIMEOUT_S, DaemonRefused
@@ -29,17 +31,41 @@ def refused(e: DaemonRefused) -> int:
     return 1
 
 
+MAX_SECONDS = 86_400.0
+
+
 def seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds above 0. float() alone
-    lets "-1", "nan" and "inf" through, which socket.settimeout refuses
-    with a traceback (or, as an interval, never ends a sleep)."""
+    """An argparse type: a number of seconds above 0, at most a day. float()
+    alone lets "-1", "nan" and "inf" through, which socket.settimeout
+    refuses with a traceback (or, as an interval, never ends a sleep); past
+    ~9.2e9 s settimeout raises OverflowError. No wait of ours needs more
+    than a day."""
     try:
         v = float(text)
     except ValueError:
         v = math.nan
-    if not (0 < v < math.inf):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0")
+    if not (0 < v <= MAX_SECONDS):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0 and "
+                                         f"at most {MAX_SECONDS:.0f} (a day)")
     return v
+
+
+def output_file(text: str) -> Path:
+    """An argparse type: a file a command writes when it ends (a run's
+    samples). Checked when the options are read: found only at the end, a
+    directory or a missing directory cost the whole run (and was a
+    traceback)."""
+    p = Path(text)
+    if not text:
+        raise argparse.ArgumentTypeError("an empty name is not a file name")
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' is a directory, not a file name")
+    parent = p.parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}': directory '{parent}' does not exist")
+    if not os.access(parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"'{text}': directory '{parent}' is not writable")
+    return p
 
 
 def port(text: str) -> int:

@@ -6,7 +6,8 @@ function; see cli/common.py for the conventions they share.
 
 Exit codes: 0 success, 1 a step failed, 2 usage error (bad arguments, bad
 link grammar). Errors are printed as one message naming the failed step,
-never as a traceback.
+never as a traceback; so is a standard output that cannot be written
+(cli/stdout_guard.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from linkemu import __version__
 from linkemu.cli import (capture, cc, ctl, demo, lab, profile, report, run, scenario, shell,
                          testbed, units)
 from linkemu.cli.common import bed_parent, err
+from linkemu.cli.stdout_guard import guarded_stdout
 from linkemu.errors import LinkemuError, UsageError
 
 
@@ -74,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         err("must run as root (namespaces, veths, hugepages, DPDK)")
         return 1
     try:
-        return a.func(a)
+        with guarded_stdout():   # a failed write to stdout: one message, exit 1
+            return a.func(a)
     except UsageError as e:
         # The daemon's own words (its grammar errors) keep its name.
         print(str(e) if str(e).startswith(("linkemud:", "linkemuk:")) else f"linkemu: {e}",

@@ -40,8 +40,24 @@ def add_run_option(r: argparse.ArgumentParser) -> None:
     r.add_argument("--punt-echo", action="store_true",
                    help="start the reference process (punt_echo) for every punted class "
                         "(`class ... : punt fifo PATH` / `punt shm NAME`; docs/punt.md)")
-    r.add_argument("--punt-work-ns", type=int, default=0, metavar="NS",
+    r.add_argument("--punt-work-ns", type=work_ns, default=0, metavar="NS",
                    help="with --punt-echo: busy work per frame in the process (default 0)")
+
+
+def work_ns(text: str) -> int:
+    """An argparse type for --punt-work-ns: read with the other options, so a
+    bad value stops `linkemu run` before the bed and daemon start (it was
+    found only once the daemon was ready), and no more than punt_echo's
+    64-bit --work-ns holds (beyond, punt_echo refused it in its log while
+    linkemu said it served the channel)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v < 1 << 64:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of nanoseconds, "
+                                         f"0 or more")
+    return v
 
 
 def echo_command(transport: str, name: str, work_ns: int = 0, wait_s: float = 30.0) -> list[str]:

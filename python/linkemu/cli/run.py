@@ -75,9 +75,9 @@ def cmd_run(a: argparse.Namespace) -> int:
                         pass
         except BaseException:
             # linkemud runs in a session of its own, so nothing but us stops it:
-            # a step after it became ready that failed (punt_echo not built, a
-            # bad --punt-work-ns, which start_echoes checks only then) or a
-            # Ctrl-C/SIGTERM before the wait above (or a second one after it)
+            # a step after it became ready that failed (punt_echo not built,
+            # or one that cannot start) or a Ctrl-C/SIGTERM before the wait
+            # above (or a second one after it)
             # would leave it running, holding its hugepages and the bed.
             if link is not None:
                 scenario.run_scenario_stop(player)

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from linkemu.bed import testbed
-from linkemu.cli.common import port, seconds
+from linkemu.cli.common import output_file, port, seconds
 from linkemu.errors import UsageError
 
 def parse_time(text: str, what: str) -> int:
@@ -42,7 +41,7 @@ def _schedule_opts(p: argparse.ArgumentParser) -> None:
 
 
 def _server_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--samples", type=Path, default=None, metavar="FILE.npy",
+    p.add_argument("--samples", type=output_file, default=None, metavar="FILE.npy",
                    help="write every unit's seq, generation and receive time (ns)")
     p.add_argument("--delay", default=None, metavar="D",
                    help="one-way delay of the path: report the ideal band D+T .. D+K*T")
@@ -77,7 +76,7 @@ def register(sub) -> None:
     c.add_argument("--connect", required=True, metavar="HOST")
     c.add_argument("--port", type=port, default=9400)
     c.add_argument("--json", action="store_true")
-    c.add_argument("--flush-times", type=Path, default=None, metavar="FILE.npy",
+    c.add_argument("--flush-times", type=output_file, default=None, metavar="FILE.npy",
                    help="write each flush's send time (CLOCK_REALTIME, ns)")
     _schedule_opts(c)
     c.set_defaults(func=cmd_client)

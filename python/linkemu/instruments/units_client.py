@@ -74,8 +74,9 @@ def run(o: ClientOptions) -> dict:
     s = o.schedule
     if o.flush_times is not None:
         import numpy as np
-        with open(o.flush_times, "wb") as f:
-            np.save(f, np.asarray(timing.sent_rt_ns, dtype=np.int64))
+
+        from linkemu.instruments.units_stats import save_npy
+        save_npy(o.flush_times, np.asarray(timing.sent_rt_ns, dtype=np.int64))
     return {"proto": o.proto, "count": s.count, "size": s.size, "flush": s.flush,
             "interval_ns": s.interval_ns, "flushes": s.flushes(), "spin_ns": s.spin_ns,
             "timing": timing_summary(timing), **extra}

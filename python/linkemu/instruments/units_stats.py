@@ -131,8 +131,21 @@ def write_samples(path, seq, gen_ns, rx_ns, krx_ns=None) -> None:
     a = np.empty(len(seq), dtype=SAMPLE_DTYPE)
     a["seq"], a["gen_ns"], a["rx_ns"] = seq, gen_ns, rx_ns
     a["krx_ns"] = rx_ns if krx_ns is None else krx_ns
-    with open(path, "wb") as f:
-        np.save(f, a)
+    save_npy(path, a)
+
+
+def save_npy(path, array) -> None:
+    """np.save to PATH; a file that cannot be written (the CLI checks it
+    before a run, but it can go away during one) is a LinkemuError naming
+    it, not a traceback after the run."""
+    import numpy as np
+
+    from linkemu.errors import LinkemuError
+    try:
+        with open(path, "wb") as f:
+            np.save(f, array)
+    except OSError as e:
+        raise LinkemuError(f"{path}: cannot write: {e.strerror or e}") from None
 
 
 def read_samples(path):

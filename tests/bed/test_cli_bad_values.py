@@ -72,6 +72,15 @@ def test_seconds_too_large_for_a_timer_are_a_usage_error(value):
     _no_traceback(cp)
 
 
+
+def test_a_capture_may_last_longer_than_a_day():
+    """The day's cap is for timeouts and intervals (timers); a capture's
+    --duration is a run's length, at most a year, still finite."""
+    a = build_parser().parse_args(["capture", "-w", "x.pcapng", "--duration", "172800"])
+    assert a.duration == 172800.0
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["capture", "-w", "x.pcapng", "--duration", "1e308"])
+
 # --- punt ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value", ["-1", "x", str(1 << 64)])

@@ -11,7 +11,7 @@ from pathlib import Path
 from linkemu.bed import testbed
 from linkemu.bed.testbed import DEFAULT_BED
 from linkemu.cli import stdout_copy
-from linkemu.cli.common import err, seconds
+from linkemu.cli.common import err, run_seconds
 from linkemu.daemon import capture
 from linkemu.errors import LinkemuError, UsageError
 
@@ -105,7 +105,7 @@ def register(sub) -> None:
                         "capture ends (linkemu capture -w - | tshark -r -)")
     k.add_argument("-c", "--count", type=int, default=None, metavar="N",
                    help="stop after N frames (per port with --port both)")
-    k.add_argument("--duration", type=seconds, default=None, metavar="S",
+    k.add_argument("--duration", type=run_seconds, default=None, metavar="S",
                    help="stop after S seconds of capture")
     k.add_argument("--dir", choices=capture.DIR_CHOICES, default="a2b",
                    help="which direction's frames (default: a2b)")

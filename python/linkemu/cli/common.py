@@ -38,15 +38,29 @@ def seconds(text: str) -> float:
     """An argparse type: a number of seconds above 0, at most a day. float()
     alone lets "-1", "nan" and "inf" through, which socket.settimeout
     refuses with a traceback (or, as an interval, never ends a sleep); past
-    ~9.2e9 s settimeout raises OverflowError. No wait of ours needs more
-    than a day."""
+    ~9.2e9 s settimeout raises OverflowError. No timeout or interval of
+    ours needs more than a day."""
+    return _seconds_up_to(text, MAX_SECONDS, "a day")
+
+
+# A run's length (capture --duration) is no timer's timeout: a week-long
+# capture is a thing people do. Only kept finite and plainly sized.
+MAX_RUN_SECONDS = 365 * 86_400.0
+
+
+def run_seconds(text: str) -> float:
+    """An argparse type: how long a run lasts, above 0, at most a year."""
+    return _seconds_up_to(text, MAX_RUN_SECONDS, "a year")
+
+
+def _seconds_up_to(text: str, most: float, most_words: str) -> float:
     try:
         v = float(text)
     except ValueError:
         v = math.nan
-    if not (0 < v <= MAX_SECONDS):
+    if not (0 < v <= most):
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0 and "
-                                         f"at most {MAX_SECONDS:.0f} (a day)")
+                                         f"at most {most:.0f} ({most_words})")
     return v
 
 

@@ -116,6 +116,18 @@ def test_address_options(addr, message):
         attached.between("lh", "lhuser1", "lhuser2", addr_a=addr)
 
 
+@pytest.mark.parametrize("addr_a, addr_b, message", [
+    ("198.18.9.1/24", "198.18.9.1/24", "one address for both ends"),
+    ("198.18.9.1/24", "198.18.10.1/24", "not in one subnet"),
+    ("198.18.9.1/24", "198.18.9.2/16", "not in one subnet"),
+])
+def test_address_pairs_the_link_cannot_carry(addr_a, addr_b, message):
+    """Two ends with one address, or in two subnets, get neighbour entries
+    no frame can use: the link would be up and carry nothing."""
+    with pytest.raises(linkemu.UsageError, match=message):
+        attached.between("lh", "lhuser1", "lhuser2", addr_a=addr_a, addr_b=addr_b)
+
+
 def test_bad_device_name():
     with pytest.raises(linkemu.UsageError, match="not an interface name"):
         attached.between("lh", "lhuser1", "lhuser2", dev="a-name-much-too-long")

@@ -88,6 +88,8 @@ def test_links_from_a_profile_with_overrides():
 
 @pytest.mark.parametrize("spec, message", [
     ("eth1", "give two ports"), ("eth1,", "give two ports"), ("eth1,eth1", "one port"),
+    # One PCI device written two ways: DPDK would be given it twice.
+    ("00:01.0,0000:00:01.0", "one port"), ("0000:00:0a.0,0000:00:0A.0", "one port"),
     ("eth1,0000:00:01.0", "both ports must be"),
     ("0000:00:05.0,0000:00:01.0", "must be the lower address"),
 ])

@@ -16,6 +16,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
 from linkemu.bed.interrupts import interruptible  # noqa: E402
 from linkemu.bed.testbed import remove_dpdk_leftovers  # noqa: E402
+from linkemu.errors import UsageError  # noqa: E402
 
 
 def eal_prefix(tag):
@@ -53,12 +54,15 @@ def running(argv, prefix=None, **kw):
 def run_interruptible(measure):
     """A benchmark's main(): measure() with SIGTERM unwinding like Ctrl-C
     (so every running() block stops its program), exit status 130 when
-    interrupted."""
+    interrupted, and a refusal (e.g. isolation.isolated() while another
+    run isolates) as a message, not a traceback."""
     with interruptible():
         try:
             return measure()
         except KeyboardInterrupt:
             sys.exit(130)
+        except UsageError as e:
+            sys.exit(f"{os.path.basename(sys.argv[0])}: {e}")
 
 
 def wait_ready(p):

@@ -88,6 +88,8 @@ def test_links_from_a_profile_with_overrides():
 
 @pytest.mark.parametrize("spec, message", [
     ("eth1", "give two ports"), ("eth1,", "give two ports"), ("eth1,eth1", "one port"),
+    # One PCI device written two ways: DPDK would be given it twice.
+    ("00:01.0,0000:00:01.0", "one port"), ("0000:00:0a.0,0000:00:0A.0", "one port"),
     ("eth1,0000:00:01.0", "both ports must be"),
     ("0000:00:05.0,0000:00:01.0", "must be the lower address"),
 ])
@@ -114,6 +116,18 @@ def test_port_eal_arguments():
 def test_address_options(addr, message):
     with pytest.raises(linkemu.UsageError, match=message):
         attached.between("lh", "lhuser1", "lhuser2", addr_a=addr)
+
+
+@pytest.mark.parametrize("addr_a, addr_b, message", [
+    ("198.18.9.1/24", "198.18.9.1/24", "one address for both ends"),
+    ("198.18.9.1/24", "198.18.10.1/24", "not in one subnet"),
+    ("198.18.9.1/24", "198.18.9.2/16", "not in one subnet"),
+])
+def test_address_pairs_the_link_cannot_carry(addr_a, addr_b, message):
+    """Two ends with one address, or in two subnets, get neighbour entries
+    no frame can use: the link would be up and carry nothing."""
+    with pytest.raises(linkemu.UsageError, match=message):
+        attached.between("lh", "lhuser1", "lhuser2", addr_a=addr_a, addr_b=addr_b)
 
 
 def test_bad_device_name():

@@ -122,7 +122,7 @@ def test_a_live_runs_record_is_kept_until_it_restores(tmp_path):
     other = _sleeper(set(CPUS))
     try:
         moved = isolation.move_off(lcore, pids=[other.pid])
-        path = isolation.remember(moved, records=tmp_path)
+        path = isolation.remember(moved, lcore, records=tmp_path)
         assert path is not None and path.exists()
         assert isolation.recover_stale(tmp_path) == []   # its owner (this test) runs
         assert os.sched_getaffinity(other.pid) == set(CPUS) - {lcore}
@@ -188,6 +188,67 @@ def test_isolated_gives_back_after_a_signal_right_after_moving(tmp_path, monkeyp
                 pytest.fail("the body ran")
         assert os.sched_getaffinity(other.pid) == set(CPUS)
         assert not list(tmp_path.glob("*.json"))
+    finally:
+        other.kill()
+        other.wait()
+
+
+# The child a SIGKILL meets half-way through moving: isolated() over two
+# sleepers, killed by its own hand right after the first one has moved.
+_KILLED_WHILE_MOVING = """
+import os, signal, sys
+from pathlib import Path
+from linkemu.bed import isolation
+real, lcore = os.sched_setaffinity, int(sys.argv[2])
+def set_then_die(tid, cpus):
+    real(tid, cpus)
+    if tid != 0 and lcore not in cpus:      # a thread has just moved
+        os.kill(os.getpid(), signal.SIGKILL)
+os.sched_setaffinity = set_then_die
+with isolation.isolated(lcore, pids=[int(p) for p in sys.argv[3:]], records=Path(sys.argv[1])):
+    pass
+"""
+
+
+def test_threads_moved_before_a_sigkill_are_on_record(tmp_path):
+    """A run killed while it moves threads (SIGKILL: no finally runs)
+    leaves a record of every thread it had moved by then, so the next run
+    gives them back; a record written only after all the moves had none."""
+    import sys
+    lcore = CPUS[-1]
+    first, second = _sleeper(set(CPUS)), _sleeper(set(CPUS))
+    try:
+        child = subprocess.run([sys.executable, "-c", _KILLED_WHILE_MOVING, str(tmp_path),
+                                str(lcore), str(first.pid), str(second.pid)],
+                               capture_output=True, text=True, timeout=60)
+        assert child.returncode == -9, child.stderr
+        assert os.sched_getaffinity(first.pid) != set(CPUS)   # the kill came after a move
+        isolation.recover_stale(tmp_path)
+        assert os.sched_getaffinity(first.pid) == set(CPUS)
+        assert os.sched_getaffinity(second.pid) == set(CPUS)
+        assert not list(tmp_path.glob("*.json"))
+    finally:
+        for p in (first, second):
+            p.kill()
+            p.wait()
+
+
+def test_a_second_isolation_at_once_is_refused(tmp_path):
+    """Two isolating runs at once undo each other: the first to end gives
+    back the CPU the other still isolates (and with different CPUs, a
+    thread could end up without one for good). The second is refused,
+    naming the run that isolates, and may go once that one has ended."""
+    lcore = CPUS[-1]
+    other = _sleeper(set(CPUS))
+    try:
+        with isolation.isolated(lcore, pids=[other.pid], records=tmp_path):
+            with pytest.raises(UsageError, match=f"another run \\(pid {os.getpid()}\\) isolates CPU {lcore}"):
+                with isolation.isolated(lcore, pids=[other.pid], records=tmp_path):
+                    pytest.fail("a second isolation ran")
+            assert os.sched_getaffinity(other.pid) == set(CPUS) - {lcore}   # the first's stays
+        assert os.sched_getaffinity(other.pid) == set(CPUS)
+        with isolation.isolated(lcore, pids=[other.pid], records=tmp_path) as moved:
+            assert set(moved) == {other.pid}
     finally:
         other.kill()
         other.wait()

@@ -126,9 +126,12 @@ def between(name: str, ns_a: str, ns_b: str, dev: str = DEFAULT_DEV,
     names = testbed.bed_for(name)
     _check_ifname(dev, "--dev")
     ra, rb = NsRef.parse(ns_a), NsRef.parse(ns_b)
+    cidr_a, cidr_b = _cidr(addr_a, "--addr-a"), _cidr(addr_b, "--addr-b")
+    if cidr_a and cidr_b:
+        _check_pair(cidr_a, cidr_b)
     return AttachedBed(name, "between",
-                       Side("src", ra.spec(), dev, names.host_a, _cidr(addr_a, "--addr-a")),
-                       Side("dst", rb.spec(), dev, names.host_b, _cidr(addr_b, "--addr-b")))
+                       Side("src", ra.spec(), dev, names.host_a, cidr_a),
+                       Side("dst", rb.spec(), dev, names.host_b, cidr_b))
 
 
 def shell(name: str) -> AttachedBed:
@@ -161,6 +164,21 @@ def _cidr(text: str, opt: str) -> str:
     if iface.version != 4:
         raise UsageError(f"{opt}: only IPv4 addresses (the bed turns IPv6 off on its veths)")
     return str(iface)
+
+
+def _check_pair(cidr_a: str, cidr_b: str) -> None:
+    """The two ends must reach each other directly: up() gives each a
+    permanent neighbour entry for the other, which one address on both,
+    or two subnets, leave with no frame to carry."""
+    ia, ib = ipaddress.ip_interface(cidr_a), ipaddress.ip_interface(cidr_b)
+    if ia.ip == ib.ip:
+        raise UsageError(f"--addr-a and --addr-b: one address for both ends ({ia.ip}); "
+                         f"give each end its own in one subnet (e.g. 198.18.9.1/24 and "
+                         f"198.18.9.2/24)")
+    if ia.network != ib.network:
+        raise UsageError(f"--addr-a {cidr_a} and --addr-b {cidr_b} are not in one subnet "
+                         f"({ia.network} and {ib.network}): the two ends would not reach "
+                         f"each other")
 
 
 def _check_ifname(dev: str, opt: str) -> None:

@@ -21,6 +21,7 @@ back once its owner is gone."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -78,8 +79,18 @@ def move_off(cpu, pids=None, keep=()) -> dict:
     caller's own). Returns {tid: the affinity it had} for restore(), and
     skips what cannot move (threads bound to these CPUs, kernel threads
     that refuse, threads gone meanwhile)."""
-    away = {cpu} if isinstance(cpu, int) else set(cpu)
-    moved = {}
+    away = _cpu_set(cpu)
+    return _apply(_plan(away, pids, keep), away)
+
+
+def _cpu_set(cpu) -> set[int]:
+    return {cpu} if isinstance(cpu, int) else set(cpu)
+
+
+def _plan(away: set[int], pids=None, keep=()) -> dict:
+    """{tid: its affinity} of the threads move_off() would move: allowed
+    on a CPU of `away` and on some other."""
+    plan = {}
     for pid, tid in _tids(pids):
         if pid in keep:
             continue
@@ -87,9 +98,18 @@ def move_off(cpu, pids=None, keep=()) -> dict:
             had = os.sched_getaffinity(tid)
         except OSError:
             continue
-        if not had & away or not had - away:
-            continue
+        if had & away and had - away:
+            plan[tid] = had
+    return plan
+
+
+def _apply(plan: dict, away: set[int]) -> dict:
+    """Moves the planned threads off `away`; {tid: had} of those moved."""
+    moved = {}
+    for tid, had in plan.items():
         try:
+            if os.sched_getaffinity(tid) != had:
+                continue  # changed since it was planned: someone else's now
             os.sched_setaffinity(tid, had - away)
         except OSError:
             continue  # PF_NO_SETAFFINITY (EINVAL), gone (ESRCH)
@@ -127,18 +147,18 @@ def _start_time(pid: int) -> int | None:
         return None
 
 
-def remember(moved: dict, records: Path = RECORDS) -> Path | None:
-    """Writes what move_off() moved, each thread's affinity before and
-    after, for recover_stale(); returns the record, or None when it could
-    not be written (not root: the run still restores in its `finally`)."""
-    if not moved:
+def remember(plan: dict, away, records: Path = RECORDS) -> Path | None:
+    """Writes what is about to move, each thread's affinity before and
+    after (had, had without `away`), for recover_stale(); returns the
+    record, or None when it could not be written (not root: the run still
+    restores in its `finally`). Written before the moves, so that a
+    SIGKILL half-way leaves every thread moved so far on record; one not
+    moved yet still has `had`, which recover_stale() leaves alone."""
+    if not plan:
         return None
-    entries = {}
-    for tid, had in moved.items():
-        try:
-            entries[str(tid)] = {"had": sorted(had), "now": sorted(os.sched_getaffinity(tid))}
-        except OSError:
-            continue  # ended already
+    away = _cpu_set(away)
+    entries = {str(tid): {"had": sorted(had), "now": sorted(had - away)}
+               for tid, had in plan.items()}
     owner = os.getpid()
     path = records / f"{owner}.json"
     try:
@@ -193,6 +213,35 @@ def recover_stale(records: Path = RECORDS) -> list[str]:
     return done
 
 
+def _claim(away: set[int], records: Path):
+    """The isolation lock: one isolating run at a time, because two undo
+    each other (the first to end gives back a CPU the other still keeps
+    free; with different CPUs a thread can lose one for good). Returns
+    the open lock file, held until closed (a SIGKILL closes it too), or
+    None when there is nowhere to keep it (not root: nothing to guard,
+    the moves fail too). Raises UsageError naming the run holding it."""
+    try:
+        records.mkdir(parents=True, exist_ok=True)
+        f = open(records / "lock", "a+")
+    except OSError:
+        return None
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip() or "? ?"
+        f.close()
+        pid, _, cpus = holder.partition(" ")
+        raise UsageError(f"--isolate-lcore: another run (pid {pid}) isolates CPU {cpus} until it "
+                         "ends; two at once would undo each other's moves. Wait for it to end, "
+                         "or run without --isolate-lcore") from None
+    f.seek(0)
+    f.truncate()
+    f.write(f"{os.getpid()} {','.join(map(str, sorted(away)))}\n")
+    f.flush()
+    return f
+
+
 @contextlib.contextmanager
 def isolated(cpu, keep=(), say=lambda line: None, pids=None, records: Path = RECORDS):
     """Within: every thread that may also run elsewhere is off `cpu` (one
@@ -200,7 +249,10 @@ def isolated(cpu, keep=(), say=lambda line: None, pids=None, records: Path = REC
     covers a SIGKILL meanwhile, and records that ended runs left are
     recovered first. Moving and giving back run with Ctrl-C, SIGTERM and
     SIGHUP ignored, so that no signal leaves threads moved and unrecorded.
+    One at a time (_claim()): a second raises UsageError.
     say(line): what was recovered and, at the end, what was given back."""
+    away = _cpu_set(cpu)
+    lock = _claim(away, records)
     moved: dict = {}
     record = None
     # The try starts before the shield comes down: a SIGTERM landing
@@ -211,12 +263,15 @@ def isolated(cpu, keep=(), say=lambda line: None, pids=None, records: Path = REC
         with shielded():
             for line in recover_stale(records):
                 say(line)
-            moved = move_off(cpu, pids=pids, keep=keep)
-            record = remember(moved, records)
+            plan = _plan(away, pids, keep)
+            record = remember(plan, away, records)
+            moved = _apply(plan, away)
         yield moved
     finally:
         with shielded():
             n = restore(moved)
             forget(record)
+            if lock is not None:
+                lock.close()
         if moved:
             say(f"gave {n} of {len(moved)} moved threads their CPUs back (the others had ended)")

@@ -74,7 +74,8 @@ def parse(name: str, spec: str) -> PortsBed:
         raise UsageError(f"--ports '{spec}': give two ports, IF_A,IF_B (interfaces or PCI "
                          f"addresses)")
     a, b = parts
-    if a == b:
+    # A PCI address may be written with or without its domain, in either case.
+    if a == b or (is_pci(a) and is_pci(b) and _pci_full(a) == _pci_full(b)):
         raise UsageError(f"--ports '{spec}': side A and side B are one port")
     if is_pci(a) != is_pci(b):
         raise UsageError(f"--ports '{spec}': both ports must be interfaces or both PCI "

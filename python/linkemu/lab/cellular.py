@@ -105,7 +105,7 @@ def run(o: CellularOptions, out_path: Path) -> dict:
     raw_dir = results.samples_dir_for(out_path) if o.keep_raw else None
     if raw_dir:
         raw_dir.mkdir(parents=True, exist_ok=True)
-    with LabSession(o.bed, o.pmd, seed=o.seed) as sess:
+    with prog.naming_failures("cellular"), LabSession(o.bed, o.pmd, seed=o.seed) as sess:
         res["metadata"]["pmd"] = sess.pmd
         if o.quick:
             cellular_quick.run(sess, o, res, prog, raw_dir, out_path)

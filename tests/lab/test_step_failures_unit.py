@@ -92,3 +92,24 @@ def test_an_interrupted_lfp_says_where_and_that_nothing_was_written(monkeypatch,
     assert ("lfp: interrupted in step 1/5 (cubic, window 32 KB, run 1/1) after 0s; "
             "no results file written") in capfd.readouterr().err
     assert session.left == [KeyboardInterrupt]
+
+
+def test_cellular_quick_plans_the_steps_it_takes(monkeypatch, tmp_path, session):
+    # Planned 4 steps and took 3: the progress line ended at [3/4] and the
+    # estimate of the time left counted a step that never came.
+    from linkemu.lab import cellular_quick as cq
+    from linkemu.lab.session import Progress
+
+    def watched(sess, *runs):
+        return [{"id": r[0], "server": {}, "problems": []} for r in runs]
+
+    monkeypatch.setattr(cq, "_watched", watched)
+    monkeypatch.setattr(cq, "unit_line", lambda rec: rec["id"])
+    monkeypatch.setattr(cq, "_from_daemon", lambda runs, link: None)
+    monkeypatch.setattr(cq.overhead, "parts", lambda *a: {})
+    monkeypatch.setattr(cq.overhead, "summary", lambda parts: {})
+    monkeypatch.setattr(cq, "checks", lambda *a: [])
+    o = cellular.CellularOptions.quick_defaults(quiet=True)
+    prog = Progress(cellular.planned(o), quiet=True)
+    cq.run(FakeSession(), o, {"runs": []}, prog, None, tmp_path / "r.json")
+    assert prog.i == prog.total

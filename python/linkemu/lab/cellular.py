@@ -84,7 +84,8 @@ def base_delay_ns(grammar: str) -> int:
 
 def planned(o: CellularOptions) -> list[float]:
     if o.quick:
-        return [o.quick_units / 1000 + 4] * 2 + [o.quick_units / 1000 + 5] * 2
+        # cellular_quick's steps: the two UDP streams at once, then TCP, then QUIC
+        return [o.quick_units / 1000 + 4] + [o.quick_units / 1000 + 5] * 2
     per_link = [o.ping_seconds + 3] + [o.iperf_seconds + 3] * (2 * o.iperf_runs)
     unit = [o.units / 1000 + 4] * (len(o.protos) * o.unit_runs)
     return [s for l in o.links for s in per_link + (unit if l in o.unit_links else [])]

@@ -207,6 +207,11 @@ def _out(a, experiment: str) -> Path:
     p = a.output or results.default_path(experiment)
     if not (p.name.endswith(".json") or p.name.endswith(".json.gz")):
         raise UsageError(f"-o {p}: the results file must end in .json or .json.gz")
+    # Refused now, not when the results of a long run are to be written.
+    try:
+        results.check_writable(p)
+    except results.ResultsError as e:
+        raise UsageError(f"-o {e}") from None
     return p
 
 

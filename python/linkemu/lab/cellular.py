@@ -84,7 +84,8 @@ def base_delay_ns(grammar: str) -> int:
 
 def planned(o: CellularOptions) -> list[float]:
     if o.quick:
-        return [o.quick_units / 1000 + 4] * 2 + [o.quick_units / 1000 + 5] * 2
+        # cellular_quick's steps: the two UDP streams at once, then TCP, then QUIC
+        return [o.quick_units / 1000 + 4] + [o.quick_units / 1000 + 5] * 2
     per_link = [o.ping_seconds + 3] + [o.iperf_seconds + 3] * (2 * o.iperf_runs)
     unit = [o.units / 1000 + 4] * (len(o.protos) * o.unit_runs)
     return [s for l in o.links for s in per_link + (unit if l in o.unit_links else [])]
@@ -105,7 +106,7 @@ def run(o: CellularOptions, out_path: Path) -> dict:
     raw_dir = results.samples_dir_for(out_path) if o.keep_raw else None
     if raw_dir:
         raw_dir.mkdir(parents=True, exist_ok=True)
-    with LabSession(o.bed, o.pmd, seed=o.seed) as sess:
+    with prog.naming_failures("cellular"), LabSession(o.bed, o.pmd, seed=o.seed) as sess:
         res["metadata"]["pmd"] = sess.pmd
         if o.quick:
             cellular_quick.run(sess, o, res, prog, raw_dir, out_path)

@@ -524,7 +524,8 @@ def run(o: LfpOptions, path: Path) -> dict:
     runs: list[dict] = []
     loaded_here: list[str] = []
     try:
-        _sweep(o, prof, phys, res, prog, runs, loaded_here)
+        with prog.naming_failures("lfp"):
+            _sweep(o, prof, phys, res, prog, runs, loaded_here)
     finally:
         if loaded_here:    # leave the kernel as we found it
             bpfcc.unload(loaded_here)

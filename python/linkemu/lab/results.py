@@ -15,6 +15,7 @@ against it (jsonschema) and adds the checks a schema cannot express.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import gzip
 import json
@@ -95,18 +96,50 @@ def default_path(experiment: str) -> Path:
     return Path(f"linkemu-lab-{experiment}-{stamp}.json.gz")
 
 
+def _tmp_for(path: Path) -> Path:
+    return path.with_name(path.name + ".tmp")
+
+
+def check_writable(path: Path) -> None:
+    """ResultsError unless a results file can be written at `path`: run
+    before a study, so that a path that cannot take it is refused in a
+    second, not after the hours of measuring whose file it was to hold.
+    Makes the directory (as write() would) and tries the temporary file."""
+    if path.is_dir():
+        raise ResultsError(f"{path}: is a directory, not a results file name")
+    tmp = _tmp_for(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            return      # a temporary file left by a crash: write() replaces it
+        with open(tmp, "xb"):
+            pass
+        tmp.unlink()
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot write the results file: {e.strerror or e}")
+
+
 def write(res: dict, path: Path) -> None:
-    """Validate, then write atomically (gzip when the name ends in .gz)."""
+    """Validate, then write atomically (gzip when the name ends in .gz):
+    a crash leaves the old file or the new one whole, never half of one."""
     validate(res, str(path))
     data = (json.dumps(res, indent=None, separators=(",", ":"), allow_nan=False) + "\n").encode()
-    tmp = path.with_name(path.name + ".tmp")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.name.endswith(".gz"):
-        with gzip.open(tmp, "wb", compresslevel=6) as f:
-            f.write(data)
-    else:
-        tmp.write_bytes(data)
-    os.replace(tmp, path)
+    tmp = _tmp_for(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            if path.name.endswith(".gz"):
+                with gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6) as gz:
+                    gz.write(data)
+            else:
+                f.write(data)
+            f.flush()
+            os.fsync(f.fileno())    # the data on disk before the name points at it
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise ResultsError(f"{path}: cannot write the results file: {e.strerror or e}") from None
 
 
 def load(path: str | Path) -> dict:

@@ -57,14 +57,15 @@ class Progress:
     the planned time still ahead by how long the steps so far really took
     against their plan."""
 
-    def __init__(self, planned: list[float], quiet: bool = False, out=sys.stderr):
+    def __init__(self, planned: list[float], quiet: bool = False, out=None):
         self.planned = list(planned)
         self.total = len(planned)
         self.i = 0
         self.t0 = time.monotonic()
         self.done_planned = 0.0
         self.quiet = quiet
-        self.out = out
+        self._out = out     # None: sys.stderr as it is when printing, not at import
+        self.current: str | None = None     # the step under way, for errors
 
     def step(self, what: str) -> None:
         now = time.monotonic() - self.t0
@@ -74,6 +75,7 @@ class Progress:
         ratio = now / self.done_planned if self.done_planned > 0 else 1.0
         left = ahead * max(ratio, 0.5)
         self.i += 1
+        self.current = what
         if not self.quiet:
             print(f"[{self.i}/{self.total}] {what}  (elapsed {_fmt_s(now)}, ~{_fmt_s(left)} left)",
                   file=self.out, flush=True)
@@ -82,8 +84,32 @@ class Progress:
         if not self.quiet:
             print(f"      {msg}", file=self.out, flush=True)
 
+    @property
+    def out(self):
+        return self._out or sys.stderr
+
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
+
+    @contextlib.contextmanager
+    def naming_failures(self, study: str):
+        """Within: a failed step's error says which step of which study it
+        was ("lfp: step 4/12 (cubic, window 48 KB, run 1/3): ttcp ..."), as
+        a tool's own message does not (ttcp, iperf3 and ping know nothing
+        of the run); an interruption says where it came and that no results
+        file was written. Errors before the first step pass unchanged."""
+        try:
+            yield
+        except LinkemuError as e:
+            if self.current is not None:
+                e.args = (f"{study}: step {self.i}/{self.total} ({self.current}): {e}",)
+            raise
+        except KeyboardInterrupt:
+            if self.current is not None:
+                print(f"{study}: interrupted in step {self.i}/{self.total} ({self.current}) "
+                      f"after {_fmt_s(self.elapsed())}; no results file written",
+                      file=self.out, flush=True)
+            raise
 
 
 def _fmt_s(s: float) -> str:

@@ -30,6 +30,8 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#define TOOL_PROG "holdfwd"
+#include "bench_args.h"
 #include "dpdk_kit.h"
 
 /* linkemud's burst (DP_DATAPLANE_BURST), so that the floor is taken the
@@ -41,6 +43,9 @@
 #define FIFO_ORDER 20u
 #define FIFO_SIZE (1u << FIFO_ORDER)
 #define FIFO_MASK (FIFO_SIZE - 1u)
+
+/* About linkemud's pool for `limit 100000`. */
+#define MBUFS_DEFAULT (2u * 65536u + 8192u)
 
 struct held {
 	struct rte_mbuf *m;
@@ -89,47 +94,54 @@ static void poll_direction(struct direction *d, uint64_t hold, int prefetch)
 	d->sent += sent;
 }
 
-static void usage_exit(const char *what)
+static void usage(FILE *f)
 {
-	fprintf(stderr, "holdfwd: %s\nusage: holdfwd EAL-ARGS -- [--hold-us U] [--seconds S] [--mbufs N] "
-			"[--no-prefetch]\n", what);
-	exit(2);
+	fprintf(f, "usage: holdfwd EAL-ARGS -- [--hold-us U] [--seconds S] [--mbufs N] [--no-prefetch]\n"
+		   "  --hold-us  each frame held, 0 .. 1000000 us (default 1000)\n"
+		   "  --seconds  counted, 0.001 .. 86400 (default 3)\n"
+		   "  --mbufs    the pool, 4096 .. %u (default %u)\n",
+		FIFO_SIZE - 1, MBUFS_DEFAULT);
 }
 
 int main(int argc, char **argv)
 {
+	double hold_us = 1000, seconds = 3;
+	unsigned mbufs = MBUFS_DEFAULT;
+	int prefetch = 1;
+	/* Read before EAL starts. strtod took "nan" and "" (a NaN hold went
+	 * through an undefined cast into the TSC) and "inf" seconds. */
+	for (int i = bench_own_args(argc, argv); i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--no-prefetch")) {
+			prefetch = 0;
+			continue;
+		}
+		if (strcmp(a, "--hold-us") && strcmp(a, "--seconds") && strcmp(a, "--mbufs"))
+			return usage_error("unknown option '%s'", a);
+		if (i + 1 >= argc)
+			return usage_error("%s needs a value", a);
+		const char *v = argv[++i];
+		uint64_t n;
+		if (!strcmp(a, "--hold-us")) {
+			if (parse_double_in(v, 0, 1e6, &hold_us))
+				return usage_error("--hold-us '%s': microseconds, 0 .. 1000000", v);
+		} else if (!strcmp(a, "--seconds")) {
+			if (parse_double_in(v, 0.001, 86400, &seconds))
+				return usage_error("--seconds '%s': seconds, 0.001 .. 86400", v);
+		} else if (parse_u64(v, 4096, FIFO_SIZE - 1, &n)) {
+			return usage_error("--mbufs '%s': 4096 .. %u", v, FIFO_SIZE - 1);
+		} else {
+			mbufs = (unsigned)n;
+		}
+	}
 	int used = rte_eal_init(argc, argv);
 	if (used < 0) {
 		fprintf(stderr, "holdfwd: EAL init failed\n");
 		return 1;
-	}
-	argc -= used;
-	argv += used;
-	double hold_us = 1000, seconds = 3;
-	unsigned mbufs = 2 * 65536 + 8192; /* about linkemud's pool for `limit 100000` */
-	int prefetch = 1;
-	for (int i = 1; i < argc; i++) {
-		char *end = NULL;
-		if (!strcmp(argv[i], "--hold-us") && i + 1 < argc) {
-			hold_us = strtod(argv[++i], &end);
-			if (*end || hold_us < 0 || hold_us > 1e6)
-				usage_exit("--hold-us wants microseconds from 0 to 1000000");
-		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
-			seconds = strtod(argv[++i], &end);
-			if (*end || seconds <= 0)
-				usage_exit("--seconds wants a positive number");
-		} else if (!strcmp(argv[i], "--mbufs") && i + 1 < argc) {
-			unsigned long v = strtoul(argv[++i], &end, 10);
-			if (*end || v < 4096 || v >= FIFO_SIZE)
-				usage_exit("--mbufs wants 4096 .. 1048575");
-			mbufs = (unsigned)v;
-		} else if (!strcmp(argv[i], "--no-prefetch")) {
-			prefetch = 0;
-		} else {
-			char msg[128];
-			snprintf(msg, sizeof(msg), "unknown option '%s'", argv[i]);
-			usage_exit(msg);
-		}
 	}
 	if (rte_eth_dev_count_avail() < NPORTS) {
 		fprintf(stderr, "holdfwd: needs two ports (e.g. --vdev=net_null0 --vdev=net_null1)\n");

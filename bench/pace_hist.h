@@ -1,6 +1,8 @@
 /* pacegen's histograms: bins of HIST_NS up to HIST_BINS x HIST_NS (20 ms),
  * the rest in the last bin and counted as over; quantiles read as the
- * upper edge of the bin that holds them (never above the maximum). */
+ * upper edge of the bin that holds them (never above the maximum). The
+ * last bin has no edge but the maximum: what lands there may be any
+ * value up to it. */
 #ifndef PACE_HIST_H
 #define PACE_HIST_H
 
@@ -42,6 +44,8 @@ static uint64_t hist_q(const struct hist *h, double q)
 		rank++; /* ceil, without libm */
 	for (uint64_t b = 0; b < HIST_BINS; b++) {
 		seen += h->bin[b];
+		if (seen >= rank && b == HIST_BINS - 1)
+			return h->max;
 		if (seen >= rank)
 			return (b + 1) * HIST_NS < h->max ? (b + 1) * HIST_NS : h->max;
 	}

@@ -44,6 +44,8 @@
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 
+#define TOOL_PROG "pacegen"
+#include "bench_args.h"
 #include "dpdk_kit.h"
 #include "pace_hist.h"
 
@@ -121,36 +123,60 @@ static void drain(struct port *ports, uint64_t hz, int count)
 	}
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: pacegen EAL-ARGS -- [--rate PPS] [--seconds S] [--warmup S] [--drain S] [--burst N]\n"
+		   "  --rate     frames/s over both ports, 1 .. 1e9 (default 1e6)\n"
+		   "  --seconds  measured traffic, 0.001 .. 86400 (default 3)\n"
+		   "  --warmup   traffic before it, 0 .. 3600 (default 0.5)\n"
+		   "  --drain    what comes back after it is counted for, 0 .. 3600 (default 0.1)\n"
+		   "  --burst    frames a burst, 1 .. 256 (default 32)\n");
+}
+
 int main(int argc, char **argv)
 {
+	double rate = 1e6, seconds = 3, warmup = 0.5, drain_s = 0.1;
+	unsigned burst = 32;
+	const struct {
+		const char *name;
+		double *v, min, max;
+		const char *what;
+	} opts[] = {
+		{"--rate", &rate, 1, 1e9, "frames/s, 1 .. 1e9"},
+		{"--seconds", &seconds, 0.001, 86400, "seconds, 0.001 .. 86400"},
+		{"--warmup", &warmup, 0, 3600, "seconds, 0 .. 3600"},
+		{"--drain", &drain_s, 0, 3600, "seconds, 0 .. 3600"},
+	};
+	/* Read before EAL starts. atof took "10M" for 10 frames/s, and a
+	 * negative --seconds went through an undefined cast into the TSC. */
+	for (int i = bench_own_args(argc, argv); i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		unsigned o = 0;
+		while (o < sizeof(opts) / sizeof(opts[0]) && strcmp(a, opts[o].name))
+			o++;
+		if (o == sizeof(opts) / sizeof(opts[0]) && strcmp(a, "--burst"))
+			return usage_error("unknown argument '%s'", a);
+		if (i + 1 >= argc)
+			return usage_error("%s needs a value", a);
+		const char *v = argv[++i];
+		if (o < sizeof(opts) / sizeof(opts[0])) {
+			if (parse_double_in(v, opts[o].min, opts[o].max, opts[o].v))
+				return usage_error("%s '%s': %s", a, v, opts[o].what);
+		} else {
+			uint64_t b;
+			if (parse_u64(v, 1, 256, &b))
+				return usage_error("--burst '%s': frames a burst, 1 .. 256", v);
+			burst = (unsigned)b;
+		}
+	}
 	int n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "pacegen: EAL init failed\n");
 		return 1;
-	}
-	argc -= n;
-	argv += n;
-	double rate = 1e6, seconds = 3, warmup = 0.5, drain_s = 0.1;
-	unsigned burst = 32;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--rate") && i + 1 < argc)
-			rate = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-			seconds = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
-			warmup = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--drain") && i + 1 < argc)
-			drain_s = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--burst") && i + 1 < argc)
-			burst = (unsigned)atoi(argv[++i]);
-		else {
-			fprintf(stderr, "pacegen: unknown argument %s\n", argv[i]);
-			return 2;
-		}
-	}
-	if (burst < 1 || burst > 256 || !(rate > 0)) {
-		fprintf(stderr, "pacegen: --burst 1..256, --rate > 0\n");
-		return 2;
 	}
 	bench_catch_stop();
 	if (rte_eth_dev_count_avail() != NPORTS) {

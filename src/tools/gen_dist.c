@@ -21,15 +21,29 @@ int main(int argc, char **argv)
 		char path[4096];
 		FILE *f;
 
-		snprintf(path, sizeof(path), "%s/%s.dist", argv[1], le_dist_name(kinds[i]));
+		/* A cut path would name another file: refuse it. */
+		int len = snprintf(path, sizeof(path), "%s/%s.dist", argv[1], le_dist_name(kinds[i]));
+		if (len < 0 || (size_t)len >= sizeof(path)) {
+			fprintf(stderr, "gen_dist: %s: path too long (%zu bytes at most)\n", argv[1],
+				sizeof(path) - 1);
+			return 1;
+		}
 		f = fopen(path, "w");
 		if (f == NULL) {
 			fprintf(stderr, "gen_dist: %s: %s\n", path, strerror(errno));
 			return 1;
 		}
+		errno = 0;
 		le_dist_write(f, kinds[i]);
+		/* fclose reports only its own flush: an earlier write's failure
+		 * is in the stream's error flag (and errno). */
+		int failed = ferror(f), err = errno;
 		if (fclose(f) != 0) {
-			fprintf(stderr, "gen_dist: %s: write error\n", path);
+			failed = 1;
+			err = err ? err : errno;
+		}
+		if (failed) {
+			fprintf(stderr, "gen_dist: %s: %s\n", path, strerror(err ? err : EIO));
 			return 1;
 		}
 		printf("%s\n", path);

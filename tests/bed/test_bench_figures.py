@@ -245,3 +245,16 @@ def test_pacegen_quantile_is_the_nearest_rank(pace_hist):
     # Where q n is not a whole number both conventions agree: 0.99 of 150 -> the 149th.
     assert pace_hist(0.99, [50 + 100 * i for i in range(150)]) == 14_900
     assert pace_hist(0.99, [7]) == 7 and pace_hist(0.999, []) == 0
+
+
+def test_pacegen_quantile_past_the_histogram_is_the_maximum(pace_hist):
+    """Values past the last bin (20 ms) share it with the bin's own: a
+    quantile that falls there lies somewhere up to the maximum, and its
+    upper edge is the maximum. Reading it as the bin's 20 ms edge said a
+    burst 50 ms late (a vCPU taken away) was 20 ms late."""
+    assert pace_hist(0.5, [50_000_000]) == 50_000_000
+    # The 99th of 100 is 30 ms, in that bin: read as its edge, the maximum
+    # (an upper bound, like every bin's edge), never as 20 ms.
+    assert pace_hist(0.99, [100] * 98 + [30_000_000, 50_000_000]) == 50_000_000
+    # A value in the last bin's own range, none past it: still its value.
+    assert pace_hist(0.5, [19_999_950]) == 19_999_950

@@ -63,8 +63,18 @@ def test_without_a_hold_sends_each_burst_at_once():
     (["--hold-us", "soon"], "--hold-us"),
     (["--seconds", "-1"], "--seconds"),
     (["--mbufs", "12"], "--mbufs"),
+    # strtod took these: a NaN hold went through an undefined cast into
+    # the TSC, and "" held for 0 us
+    (["--hold-us", "nan"], "--hold-us 'nan'"),
+    (["--hold-us", ""], "--hold-us ''"),
+    (["--seconds", "inf"], "--seconds 'inf'"),
+    (["--mbufs", "4096x"], "--mbufs '4096x'"),
+    (["--hold-us"], "--hold-us needs a value"),
 ])
 def test_bad_words_are_named(args, named):
     r = _holdfwd(*args)
-    assert r.returncode == 2
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
     assert named in r.stderr
+    assert r.stdout == ""
+    # Refused before EAL starts: nothing of it to clean up.
+    assert "EAL" not in r.stderr

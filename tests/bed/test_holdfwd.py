@@ -28,6 +28,10 @@ def _holdfwd(*args: str) -> subprocess.CompletedProcess:
         out, err = p.communicate(timeout=60)
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
+# Runs holdfwd on DPDK ports (hugepages, root, a busy lcore): not for `make
+# quick`, which runs what needs neither root nor a bed; the bed suite runs it.
+RUNS_DPDK = pytest.mark.live
+
 
 def _result(*args: str) -> dict:
     r = _holdfwd(*args)
@@ -41,6 +45,7 @@ def _built():
         pytest.fail(f"{HOLDFWD} is not built (make build)")
 
 
+@RUNS_DPDK
 def test_holds_each_frame_for_the_time_asked():
     hold_us = 200
     r = _result("--hold-us", str(hold_us), "--seconds", "1", "--mbufs", "16384")
@@ -52,6 +57,7 @@ def test_holds_each_frame_for_the_time_asked():
     assert r["held_max"] >= r["tx_pps"] / 2 * hold_us * 1e-6
 
 
+@RUNS_DPDK
 def test_without_a_hold_sends_each_burst_at_once():
     r = _result("--hold-us", "0", "--seconds", "1", "--mbufs", "16384")
     assert r["tx_pps"] > 0

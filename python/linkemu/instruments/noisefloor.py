@@ -17,12 +17,20 @@ from linkemu.instruments.tools import require_tool
 def noise_floor(cpu: int, seconds: float) -> dict:
     """The gap histogram of a busy loop pinned to `cpu` (see noisefloor.c)."""
     binary = require_tool("noisefloor")
-    cp = subprocess.run([str(binary), "--cpu", str(cpu), "--seconds", f"{seconds:g}"],
-                        capture_output=True, text=True, timeout=seconds + 30)
+    try:
+        cp = subprocess.run([str(binary), "--cpu", str(cpu), "--seconds", f"{seconds:g}"],
+                            capture_output=True, text=True, timeout=seconds + 30)
+    except subprocess.TimeoutExpired:     # run() has killed it
+        raise LinkemuError(f"noisefloor on CPU {cpu} did not end within {seconds + 30:g} s "
+                           f"(asked for {seconds:g} s)") from None
     if cp.returncode != 0:
         raise LinkemuError(f"noisefloor on CPU {cpu} failed ({cp.returncode}): "
                            f"{cp.stderr.strip()}")
-    return json.loads(cp.stdout)
+    try:
+        return json.loads(cp.stdout)
+    except json.JSONDecodeError as e:
+        raise LinkemuError(f"noisefloor on CPU {cpu} printed no JSON ({e}): "
+                           f"{cp.stdout[-200:]!r}") from None
 
 
 # Gaps shorter than this are a loop idling, not a stall: the daemon's own

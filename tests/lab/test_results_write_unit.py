@@ -52,3 +52,18 @@ def test_check_writable_refuses_before_the_run(tmp_path):
         results.check_writable(tmp_path / "d.json")
     results.check_writable(tmp_path / "new" / "r.json")    # made as it will be
     assert not any((tmp_path / "new").iterdir())           # and nothing left in it
+
+
+def test_a_symlink_at_the_old_temporary_name_is_not_written_through(tmp_path):
+    """The temporary file was 'PATH.tmp', opened with O_CREAT and no
+    O_EXCL: a symlink planted there (a shared directory) was written
+    through, and two runs with one -o shared it. Now it is a new file of
+    its own name."""
+    victim = tmp_path / "victim"
+    victim.write_text("untouched\n")
+    (tmp_path / "r.json.tmp").symlink_to(victim)
+    results.check_writable(tmp_path / "r.json")
+    results.write(_doc(), tmp_path / "r.json")
+    assert victim.read_text() == "untouched\n"
+    assert results.load(tmp_path / "r.json")["experiment"] == "lfp"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.json.tmp", "victim"]

@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import subprocess
+import tempfile
 from pathlib import Path
 
 from linkemu import __version__
@@ -96,24 +97,28 @@ def default_path(experiment: str) -> Path:
     return Path(f"linkemu-lab-{experiment}-{stamp}.json.gz")
 
 
-def _tmp_for(path: Path) -> Path:
-    return path.with_name(path.name + ".tmp")
+def _new_tmp(path: Path):
+    """A new temporary file beside `path` (same filesystem, for the rename),
+    of a name of its own: two runs given the same -o, or a symlink planted
+    at a fixed 'PATH.tmp', cannot meet in it. (open file, its path)"""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    mask = os.umask(0)
+    os.umask(mask)
+    os.fchmod(fd, 0o666 & ~mask)      # as open() would make it, not mkstemp's 0600
+    return os.fdopen(fd, "wb"), Path(name)
 
 
 def check_writable(path: Path) -> None:
     """ResultsError unless a results file can be written at `path`: run
     before a study, so that a path that cannot take it is refused in a
     second, not after the hours of measuring whose file it was to hold.
-    Makes the directory (as write() would) and tries the temporary file."""
+    Makes the directory (as write() would) and tries a temporary file."""
     if path.is_dir():
         raise ResultsError(f"{path}: is a directory, not a results file name")
-    tmp = _tmp_for(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if tmp.exists():
-            return      # a temporary file left by a crash: write() replaces it
-        with open(tmp, "xb"):
-            pass
+        f, tmp = _new_tmp(path)
+        f.close()
         tmp.unlink()
     except OSError as e:
         raise ResultsError(f"{path}: cannot write the results file: {e.strerror or e}")
@@ -124,10 +129,11 @@ def write(res: dict, path: Path) -> None:
     a crash leaves the old file or the new one whole, never half of one."""
     validate(res, str(path))
     data = (json.dumps(res, indent=None, separators=(",", ":"), allow_nan=False) + "\n").encode()
-    tmp = _tmp_for(path)
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
+        f, tmp = _new_tmp(path)
+        with f:
             if path.name.endswith(".gz"):
                 with gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6) as gz:
                     gz.write(data)
@@ -137,8 +143,9 @@ def write(res: dict, path: Path) -> None:
             os.fsync(f.fileno())    # the data on disk before the name points at it
         os.replace(tmp, path)
     except OSError as e:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise ResultsError(f"{path}: cannot write the results file: {e.strerror or e}") from None
 
 

@@ -1,6 +1,6 @@
-"""A tool that fails in the middle of a study (lfp, cellular): the error
-names the step it failed in, and the session is left (bed down) all the
-same. With a stand-in session and tools: no bed, no daemon."""
+"""A tool that fails in the middle of a study (lfp, cellular,
+loss-accuracy): the error names the step it failed in, and the session is
+left (bed down) all the same. With a stand-in session and tools: no bed, no daemon."""
 
 from __future__ import annotations
 
@@ -113,3 +113,23 @@ def test_cellular_quick_plans_the_steps_it_takes(monkeypatch, tmp_path, session)
     prog = Progress(cellular.planned(o), quiet=True)
     cq.run(FakeSession(), o, {"runs": []}, prog, None, tmp_path / "r.json")
     assert prog.i == prog.total
+
+
+def test_loss_accuracy_names_the_level_whose_run_failed(monkeypatch, tmp_path, session):
+    """The delay-precision, loss-accuracy and forwarding runs name the
+    step too (the same Progress.naming_failures as lfp and cellular)."""
+    from linkemu.lab import loss_accuracy
+    monkeypatch.setattr(loss_accuracy, "LabSession", FakeSession)
+    monkeypatch.setattr(loss_accuracy, "measure_noise", lambda seconds: {})
+
+    def probe_fails(sess, p, o, run_id):
+        raise LinkemuError("owdprobe receiver failed (1): bind: Address in use")
+
+    monkeypatch.setattr(loss_accuracy, "bernoulli_run", probe_fails)
+    o = loss_accuracy.LossOptions.quick_defaults(quiet=True)
+    with pytest.raises(LinkemuError) as e:
+        loss_accuracy.run(o, tmp_path / "r.json")
+    assert str(e.value).startswith("loss-accuracy: step 2/")
+    assert str(e.value).endswith("owdprobe receiver failed (1): bind: Address in use")
+    assert session.left == [LinkemuError]
+    assert not (tmp_path / "r.json").exists()

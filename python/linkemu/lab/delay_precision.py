@@ -124,8 +124,8 @@ def run(o: DelayOptions, out_path: Path) -> dict:
               f"{o.noise_seconds:g} s each")
     res["metadata"]["noise_floor"] = measure_noise(o.noise_seconds)
 
-    with LabSession(o.bed, o.pmd, seed=o.seed) as sess, tempfile.TemporaryDirectory(
-            prefix="linkemu-lab-") as tmp:
+    with prog.naming_failures("delay-precision"), LabSession(o.bed, o.pmd, seed=o.seed) as sess, \
+            tempfile.TemporaryDirectory(prefix="linkemu-lab-") as tmp:
         res["metadata"]["pmd"] = sess.pmd
         rates: dict = {}
         for size in o.sizes:

@@ -278,7 +278,7 @@ def run(o: ForwardingOptions, out_path: Path) -> dict:
                daemons=[], latency=[])
     for p, why in skipped.items():
         res["notes"].append(f"{fp.LABELS[p]}: {why}")
-    with LabSession(o.bed, o.pmd, seed=o.seed) as sess:
+    with prog.naming_failures("forwarding"), LabSession(o.bed, o.pmd, seed=o.seed) as sess:
         if o.quick:
             rounds = _round_paths(paths)
             for p in [p for p in paths if p not in rounds]:

@@ -121,7 +121,7 @@ def run(o: LossOptions, out_path: Path) -> dict:
                             f"(tcp_available_congestion_control: {avail}; loading a module "
                             f"with modprobe is not possible on this machine)")
 
-    with LabSession(o.bed, o.pmd, seed=o.seed) as sess:
+    with prog.naming_failures("loss-accuracy"), LabSession(o.bed, o.pmd, seed=o.seed) as sess:
         res["metadata"]["pmd"] = sess.pmd
         for i, p in enumerate(o.levels):
             prog.step(f"loss {fmt_pct(p)}: {o.frames} frames of {o.ip_len} B at {o.pps:.0f} pps "

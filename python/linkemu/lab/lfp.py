@@ -69,6 +69,7 @@ from pathlib import Path
 
 from linkemu import profiles
 from linkemu.bed import bpfcc, netns
+from linkemu.bed.interrupts import shielded
 from linkemu.errors import LinkemuError, UsageError
 from linkemu.instruments import ping, tcpcap, ttcp
 from linkemu.lab import published, results
@@ -528,7 +529,11 @@ def run(o: LfpOptions, path: Path) -> dict:
             _sweep(o, prof, phys, res, prog, runs, loaded_here)
     finally:
         if loaded_here:    # leave the kernel as we found it
-            bpfcc.unload(loaded_here)
+            # Shielded: LabSession has put the default handlers back by
+            # now, so a second Ctrl-C or SIGTERM here would leave our
+            # congestion controls registered in the kernel.
+            with shielded():
+                bpfcc.unload(loaded_here)
     for r in runs:
         r.pop("_samples", None)
     res["runs"] = runs

@@ -121,8 +121,11 @@ def test_a_daemon_that_exits_mid_capture_is_said(run_link, bed_up, tmp_path):
                                           "--duration", "30", "-w", str(out), "--json"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=cli_env(None))
+        # dumpcap writes port 1's file in capture's private directory
+        # beside the output (.x.pcapng.RANDOM/port1.pcapng) once it runs.
         deadline = time.monotonic() + 30
-        while not out.with_name(".x.pcapng.port1").exists() and time.monotonic() < deadline:
+        while not list(tmp_path.glob(".x.pcapng.*/port1.pcapng")):
+            assert time.monotonic() < deadline, "the capture did not start"
             time.sleep(0.05)
         time.sleep(1.0)
         link.stop_unchecked()

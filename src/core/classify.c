@@ -149,11 +149,6 @@ static int parse_ports(const char *v, struct le_port_range *r)
 	return 0;
 }
 
-static int has_ports(uint8_t proto)
-{
-	return proto == 6 || proto == 17 || proto == 33 || proto == 132 || proto == 136;
-}
-
 int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *err, size_t errlen)
 {
 	int i = 0;
@@ -264,7 +259,7 @@ int le_match_parse_words(int n, const char *const *w, struct le_match *m, char *
 				    "proto %s: an IPv6 extension header, skipped to find the protocol, so no IPv6 frame has it",
 				    m->proto_text);
 		if ((m->fields & (LE_M_SPORT | LE_M_DPORT | LE_M_PORT)) && (m->fields & LE_M_PROTO) &&
-		    !has_ports(m->proto))
+		    !le_pkt_has_ports(m->proto))
 			return fail(err, errlen, "proto %s: has no ports (ports need tcp, udp, sctp, dccp or udplite)",
 				    m->proto_text);
 	}

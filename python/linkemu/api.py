@@ -223,8 +223,7 @@ class Bed:
     def require_no_daemon(self) -> None:
         running = testbed.daemon_pid(self.layout)
         if running is not None:
-            raise LinkemuError(f"{procs.daemon_name(running) or 'linkemud'} is already running on bed '{self.name}' (pid "
-                               f"{running}); run `linkemu stop --bed {self.name}` first")
+            raise daemon.already_running(self.layout, running)
 
     def control(self, timeout: float = control.DEFAULT_TIMEOUT_S,
                 wait_s: float = 0.0) -> control.ControlClient:
@@ -376,7 +375,7 @@ class Link:
         # daemon exits the bed's pid file (and the pid) may name another.
         self._start_time = procs.start_time(pid)
         self._name = (started and daemon.DAEMON_NAMES.get(started.config.io)) \
-            or procs.daemon_name(pid) or "linkemud"
+            or procs.daemon_word(pid)
         self.report: FinalReport | None = None
         self._client: control.ControlClient | None = None
         self._detached = False

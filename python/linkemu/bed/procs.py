@@ -159,10 +159,16 @@ def daemon_name(pid: int) -> str | None:
     plane), by its command line; None if it is neither (or gone). Both
     serve the same control protocol, so a reply does not say which one
     answered: messages that speak for the daemon name it from here."""
-    return _daemon_word(cmdline(pid))
+    return _daemon_in_argv(cmdline(pid))
 
 
-def _daemon_word(argv: list[str]) -> str | None:
+def daemon_word(pid: int) -> str:
+    """daemon_name(pid), or "linkemud" (the protocol's documented server)
+    when the process is neither or gone: for messages that must name one."""
+    return daemon_name(pid) or "linkemud"
+
+
+def _daemon_in_argv(argv: list[str]) -> str | None:
     return next((os.path.basename(a) for a in argv[:2]
                  if os.path.basename(a) in DAEMON_NAMES), None)
 
@@ -171,7 +177,7 @@ def _looks_like_linkemud(argv: list[str]) -> bool:
     """argv[0] is linkemud (or linkemuk, the kernel-socket plane), or argv[1]
     when it runs under an interpreter or a wrapper (a test stand-in script,
     valgrind without options)."""
-    return _daemon_word(argv) is not None
+    return _daemon_in_argv(argv) is not None
 
 
 def has_file_prefix(argv: list[str], prefix: str) -> bool:

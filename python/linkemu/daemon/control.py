@@ -401,7 +401,7 @@ def connect_bed(bed, timeout: float = DEFAULT_TIMEOUT_S, wait_s: float = 0.0) ->
         if pid is None:
             raise ControlError(f"no linkemud is running on bed '{bed.name}' "
                                f"(start one: linkemu run --bed {bed.name} --detach)") from e
-        name = procs.daemon_name(pid) or "linkemud"
+        name = procs.daemon_word(pid)
         if not path.exists():
             raise ControlError(f"{name} (pid {pid}) on bed '{bed.name}' has no control socket "
                                f"at {path}: it was started without --control (a linkemud "

@@ -214,12 +214,17 @@ def start(cfg: DaemonConfig, binary: Path | None = None,
         return _start_locked(cfg, binary, ready_timeout)
 
 
+def already_running(bed, pid: int) -> LinkemuError:
+    """The refusal of a start on a bed whose daemon (pid) still runs."""
+    return LinkemuError(f"{procs.daemon_word(pid)} is already running on bed '{bed.name}' "
+                        f"(pid {pid}); run `linkemu stop --bed {bed.name}` first")
+
+
 def _start_locked(cfg: DaemonConfig, binary: Path, ready_timeout: float) -> Daemon:
     bed = cfg.bed
     running = live_daemon(bed)
     if running is not None:
-        raise LinkemuError(f"{procs.daemon_name(running) or 'linkemud'} is already running on bed '{bed.name}' (pid {running}); "
-                           f"run `linkemu stop --bed {bed.name}` first")
+        raise already_running(bed, running)
     if cfg.io == "dpdk":
         ensure_bpffs()
     final = paths.daemon_final_stats_file(bed.name)

@@ -169,7 +169,7 @@ class LabSession:
     def __enter__(self) -> "LabSession":
         daemon.require_binary()
         if (running := testbed.daemon_pid(self.bed)) is not None:
-            raise LinkemuError(f"a {procs.daemon_name(running) or 'linkemud'} is already running "
+            raise LinkemuError(f"a {procs.daemon_word(running)} is already running "
                                f"on bed '{self.bed.name}'; stop it "
                                f"(linkemu stop --bed {self.bed.name}) or use another --bed")
         self._cm = interruptible()

@@ -30,6 +30,7 @@ stopped together, and their files are merged in time order.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -48,6 +49,7 @@ from pcapng import FileScanner, FileWriter
 from pcapng import blocks as ngblocks
 from pcapng.exceptions import PcapngException
 
+from linkemu import newfile
 from linkemu.bed import netns
 from linkemu.bed.cpus import tool_cpus
 from linkemu.bed.interrupts import interruptible, shielded
@@ -223,25 +225,15 @@ def merge(files: list[Pcapng], keeps: list[list[Packet]], path: str | os.PathLik
             packets.append((p.ts_ns, i, n, p.block))
     packets.sort(key=lambda x: x[:3])
     stats = [(blk, base[i]) for i, f in enumerate(files) for blk in f.stats]
-    # A new file of our own (O_EXCL, a random name): a fixed "PATH.tmp"
-    # opened with O_CREAT alone follows a symlink planted there, and we
-    # run as root, often into a shared directory such as /tmp.
-    fd, name = tempfile.mkstemp(dir=Path(path).parent, prefix=f".{Path(path).name}.",
-                                suffix=".tmp")
-    tmp = Path(name)
-    try:
-        os.fchmod(fd, _umasked(0o666) if mode is None else mode)
-        with os.fdopen(fd, "wb") as out, warnings.catch_warnings():
-            warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
-            w = FileWriter(out, shb)
-            for _ts, i, _n, blk in packets:
-                w.write_block(_copy(shb, blk, interface_id=blk.interface_id + base[i]))
-            for blk, b in stats:
-                w.write_block(_copy(shb, blk, interface_id=blk.interface_id + b))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)     # no half-written file left beside the capture
-        raise
+    # newfile: no half-written file beside the capture, none followed
+    # through a planted symlink.
+    with newfile.replacing(path, mode) as out, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _TSRESOL_WARNING, DeprecationWarning)
+        w = FileWriter(out, shb)
+        for _ts, i, _n, blk in packets:
+            w.write_block(_copy(shb, blk, interface_id=blk.interface_id + base[i]))
+        for blk, b in stats:
+            w.write_block(_copy(shb, blk, interface_id=blk.interface_id + b))
 
 
 def ipv4_info(frame: bytes) -> dict | None:
@@ -448,13 +440,6 @@ class _Dumpcap:
             t.join(5)
 
 
-def _umasked(mode: int) -> int:
-    """mode as the process's umask would make a new file's."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mode & ~mask
-
-
 def output_path(out: str | os.PathLike) -> Path:
     """The file -w names, refused before any dumpcap runs if it names
     none: the capture would be lost at the end (a directory cannot be
@@ -506,72 +491,64 @@ def _capture(bed, out, count, port, direction, duration, snaplen, user_filter, f
     mac = sender_mac(bed, direction) if by_direction else None
     bpf = build_filter(mac, user_filter)
     dumpcap = find_dumpcap()
-    # dumpcap's files go into a directory only we can enter, made beside
-    # the output (same filesystem, as the capture may be large): at a fixed
-    # name beside it, a symlink planted there would be written through, as
-    # root. Removed with whatever is in it at the end.
+    with _private_dir_beside(out) as work:
+        caps: list[_Dumpcap] = []
+        t_start = time.monotonic()
+        try:
+            for p, _d in plan:
+                tmp = work / f"port{p}.pcapng"
+                _Dumpcap(build_argv(dumpcap, prefix, p, str(tmp), count, snaplen, bpf), p, tmp,
+                         caps)
+            deadline = time.monotonic() + ready_timeout
+            while not all(c.ready.is_set() for c in caps):
+                if any(c.proc.poll() is not None and not c.ready.is_set() for c in caps):
+                    break
+                if time.monotonic() > deadline:
+                    raise LinkemuError(f"dpdk-dumpcap did not start capturing within "
+                                       f"{ready_timeout:.0f} s:\n"
+                                       + "".join(c.stderr for c in caps)[-800:])
+                time.sleep(0.01)
+            if all(c.ready.is_set() for c in caps):
+                t_start = time.monotonic()
+                if on_ready:
+                    on_ready()
+                stop_at = t_start + duration if duration else None
+                while any(c.proc.poll() is None for c in caps):
+                    if stop_at is not None and time.monotonic() >= stop_at:
+                        break
+                    if stop_event is not None and stop_event.is_set():
+                        break
+                    time.sleep(0.01)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            with shielded():
+                for c in caps:        # all at once: the ports' captures end together
+                    c.interrupt()
+                for c in caps:
+                    c.stop()
+                elapsed = time.monotonic() - t_start
+                failed = [c for c in caps if c.proc.returncode not in (0, -signal.SIGINT, 130)
+                          or not c.ready.is_set()]
+        if failed:
+            c = failed[0]
+            raise LinkemuError(_explain_failure(c.proc.returncode, c.stderr, prefix, bpf))
+        return _finish(out, caps, plan, count, bpf, elapsed, by_direction)
+
+
+@contextlib.contextmanager
+def _private_dir_beside(out: Path):
+    """Within: a new directory only we can enter, beside the output (same
+    filesystem: a capture may be large), for dumpcap's files; removed at
+    the end with whatever is in it. At a fixed name beside the output
+    ('.NAME.portN'), a symlink planted there would be written through, as
+    root."""
     work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
-        return _capture_into(work, out, plan, dumpcap, prefix, count, snaplen, bpf,
-                             duration, ready_timeout, on_ready, stop_event, by_direction)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def _capture_into(work: Path, out: Path, plan, dumpcap, prefix, count, snaplen, bpf,
-                  duration, ready_timeout, on_ready, stop_event,
-                  by_direction) -> CaptureResult:
-    """_capture's run, dumpcap's files in work."""
-    caps: list[_Dumpcap] = []
-    t_start = time.monotonic()
-    try:
-        for p, _d in plan:
-            tmp = work / f"port{p}.pcapng"
-            _Dumpcap(build_argv(dumpcap, prefix, p, str(tmp), count, snaplen, bpf), p, tmp,
-                     caps)
-        deadline = time.monotonic() + ready_timeout
-        while not all(c.ready.is_set() for c in caps):
-            if any(c.proc.poll() is not None and not c.ready.is_set() for c in caps):
-                break
-            if time.monotonic() > deadline:
-                raise LinkemuError(f"dpdk-dumpcap did not start capturing within "
-                                   f"{ready_timeout:.0f} s:\n"
-                                   + "".join(c.stderr for c in caps)[-800:])
-            time.sleep(0.01)
-        if all(c.ready.is_set() for c in caps):
-            t_start = time.monotonic()
-            if on_ready:
-                on_ready()
-            stop_at = t_start + duration if duration else None
-            while any(c.proc.poll() is None for c in caps):
-                if stop_at is not None and time.monotonic() >= stop_at:
-                    break
-                if stop_event is not None and stop_event.is_set():
-                    break
-                time.sleep(0.01)
-    except KeyboardInterrupt:
-        pass
+        yield work
     finally:
         with shielded():
-            for c in caps:        # all at once: the ports' captures end together
-                c.interrupt()
-            for c in caps:
-                c.stop()
-            elapsed = time.monotonic() - t_start
-            failed = [c for c in caps if c.proc.returncode not in (0, -signal.SIGINT, 130)
-                      or not c.ready.is_set()]
-            if failed:
-                for c in caps:
-                    c.out.unlink(missing_ok=True)
-    if failed:
-        c = failed[0]
-        raise LinkemuError(_explain_failure(c.proc.returncode, c.stderr, prefix, bpf))
-    try:
-        return _finish(out, caps, plan, count, bpf, elapsed, by_direction)
-    finally:
-        with shielded():
-            for c in caps:
-                c.out.unlink(missing_ok=True)
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _finish(out: Path, caps, plan, count, bpf, elapsed, by_direction: bool) -> CaptureResult:

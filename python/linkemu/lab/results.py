@@ -15,17 +15,15 @@ against it (jsonschema) and adds the checks a schema cannot express.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import gzip
 import json
 import os
 import platform
 import subprocess
-import tempfile
 from pathlib import Path
 
-from linkemu import __version__
+from linkemu import __version__, newfile
 from linkemu.bed.paths import repo_root
 from linkemu.errors import LinkemuError
 
@@ -97,17 +95,6 @@ def default_path(experiment: str) -> Path:
     return Path(f"linkemu-lab-{experiment}-{stamp}.json.gz")
 
 
-def _new_tmp(path: Path):
-    """A new temporary file beside `path` (same filesystem, for the rename),
-    of a name of its own: two runs given the same -o, or a symlink planted
-    at a fixed 'PATH.tmp', cannot meet in it. (open file, its path)"""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    mask = os.umask(0)
-    os.umask(mask)
-    os.fchmod(fd, 0o666 & ~mask)      # as open() would make it, not mkstemp's 0600
-    return os.fdopen(fd, "wb"), Path(name)
-
-
 def check_writable(path: Path) -> None:
     """ResultsError unless a results file can be written at `path`: run
     before a study, so that a path that cannot take it is refused in a
@@ -117,7 +104,7 @@ def check_writable(path: Path) -> None:
         raise ResultsError(f"{path}: is a directory, not a results file name")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        f, tmp = _new_tmp(path)
+        f, tmp = newfile.new_beside(path)
         f.close()
         tmp.unlink()
     except OSError as e:
@@ -129,23 +116,16 @@ def write(res: dict, path: Path) -> None:
     a crash leaves the old file or the new one whole, never half of one."""
     validate(res, str(path))
     data = (json.dumps(res, indent=None, separators=(",", ":"), allow_nan=False) + "\n").encode()
-    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        f, tmp = _new_tmp(path)
-        with f:
+        # fsync: the data on disk before the name points at it
+        with newfile.replacing(path, fsync=True) as f:
             if path.name.endswith(".gz"):
                 with gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6) as gz:
                     gz.write(data)
             else:
                 f.write(data)
-            f.flush()
-            os.fsync(f.fileno())    # the data on disk before the name points at it
-        os.replace(tmp, path)
     except OSError as e:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
         raise ResultsError(f"{path}: cannot write the results file: {e.strerror or e}") from None
 
 

@@ -236,8 +236,8 @@ def measure():
         ap.error("--seconds must be at least 2: testpmd reports once a second, and its first report is its start")
     if a.rounds < 1:
         ap.error("--rounds must be at least 1")
-    if lcore_problem(a.lcore):
-        ap.error(lcore_problem(a.lcore))
+    if problem := lcore_problem(a.lcore):
+        ap.error(problem)
     if a.frames == "udp4":
         links = a.link or (CLASS_LINKS[:2] if a.quick else CLASS_LINKS)
     else:

@@ -341,8 +341,8 @@ def refuse_bad_words(ap, a):
         if not rungs or min(rungs) <= 0 or max(rungs) > 2000:
             ap.error(f"--ladder: '{a.ladder}': every rung must be above 0 and at most 2000 Mpps")
     # Before keep_off(), which takes the lcore's CPU out of this process's.
-    if lcore_problem(a.lcore):
-        ap.error(lcore_problem(a.lcore))
+    if problem := lcore_problem(a.lcore):
+        ap.error(problem)
 
 
 def add_isolate_argument(ap):
